@@ -1,0 +1,3 @@
+from lcread.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Reading loops that act through commands: select (selective reading with compaction)."""

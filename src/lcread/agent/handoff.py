@@ -1,0 +1,112 @@
+"""The handoff: what a fresh conversation needs to go on (seed 003, appendix A), and pure helpers.
+
+The task is copied by lcread, never written by the model; everything else the model writes and
+pydantic validates.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+Messages = list[dict[str, str]]
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    fact: str = Field(min_length=1, max_length=600)
+    """A fact that bears on the question, with exact names and numbers."""
+    document: str = Field("", max_length=200)
+    """The document it came from."""
+    lines: str = Field("", max_length=40)
+    """Line range in that document, START-END."""
+
+
+class HandoffDraft(BaseModel):
+    """The part of a handoff the model writes."""
+
+    model_config = ConfigDict(extra="ignore")
+    current_step: str = Field(min_length=1, max_length=400)
+    plan: list[str] = Field(default_factory=list, max_length=8)
+    completion_requirements: list[str] = Field(default_factory=list, max_length=6)
+    findings: list[Finding] = Field(default_factory=list, max_length=12)
+    next_steps: list[str] = Field(default_factory=list, max_length=6)
+
+
+class Handoff(HandoffDraft):
+    task: str
+    """The question, verbatim, with any options and constraints."""
+    commands_run: list[str] = Field(default_factory=list)
+    """Commands already run (written by lcread, so the next context does not repeat them)."""
+
+    def render(self) -> str:
+        def bullets(items: list[str]) -> str:
+            return "\n".join(f"- {i}" for i in items) or "- (none)"
+
+        findings = "\n".join(
+            f"- {f.fact}" + (f" [{f.document}" + (f" lines {f.lines}" if f.lines else "") + "]" if f.document else "")
+            for f in self.findings) or "- (none yet)"
+        return (f"Task: {self.task}\nCurrent step: {self.current_step}\nPlan:\n{bullets(self.plan)}\n"
+                f"Completion requirements:\n{bullets(self.completion_requirements)}\nFindings:\n{findings}\n"
+                f"Next steps:\n{bullets(self.next_steps)}\nCommands already run:\n{bullets(self.commands_run[-15:])}")
+
+
+def draft_schema() -> dict:
+    """JSON schema the embedded model's output is constrained to."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "current_step": {"type": "string", "maxLength": 300},
+            "plan": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 5},
+            "completion_requirements": {"type": "array", "items": {"type": "string", "maxLength": 200},
+                                        "maxItems": 4},
+            "findings": {"type": "array", "maxItems": 8, "items": {
+                "type": "object",
+                "properties": {"fact": {"type": "string", "minLength": 1, "maxLength": 300},
+                               "document": {"type": "string", "maxLength": 120},
+                               "lines": {"type": "string", "maxLength": 24}},
+                "required": ["fact", "document", "lines"]}},
+            "next_steps": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 4},
+        },
+        "required": ["current_step", "plan", "completion_requirements", "findings", "next_steps"],
+    }
+    return schema
+
+
+def parse_handoff(text: str, task: str, commands_run: list[str]) -> Handoff:
+    """Validate the model's JSON (fences and prose around it are tolerated); raise ValueError if bad."""
+    match = re.search(r"\{.*\}", text, re.S)
+    if not match:
+        raise ValueError("the reply holds no JSON object")
+    try:
+        data = json.loads(match.group(0))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"the JSON does not parse: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError("the reply must be one JSON object")
+    try:
+        draft = HandoffDraft.model_validate(data)
+    except ValidationError as e:
+        problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
+        raise ValueError(problems) from None
+    return Handoff(task=task, commands_run=commands_run, **draft.model_dump())
+
+
+def fallback_handoff(task: str, commands_run: list[str], findings: list[Finding]) -> Handoff:
+    """A handoff built by lcread alone, for when the model cannot write a valid one."""
+    return Handoff(task=task, current_step="searching the documents for the answer",
+                   plan=["search for the question's key terms not yet tried", "read around the best hit", "answer"],
+                   completion_requirements=["a passage that states the answer"], findings=findings,
+                   next_steps=["grep for a key term of the question that is not in the commands already run"],
+                   commands_run=commands_run)
+
+
+def prune_to_fit(messages: Messages, count: Callable[[Messages], int], budget: int, keep_head: int = 2) -> Messages:
+    """Drop the oldest exchanges after the first `keep_head` messages until the history fits the budget."""
+    out = list(messages)
+    while count(out) > budget and len(out) > keep_head + 1:
+        del out[keep_head:keep_head + 2]
+    return out

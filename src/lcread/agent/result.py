@@ -1,0 +1,65 @@
+"""What a run costs and what it returns: shared by every mode."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RunStats:
+    steps: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    peak_context: int = 0
+    compactions: int = 0
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def processed_tokens(self) -> int:
+        """Tokens the model actually had to process: prompt minus cache hits, plus completion."""
+        return self.total_tokens - self.cached_tokens
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    def record(self, reply, context: int) -> None:
+        self.calls += 1
+        self.prompt_tokens += reply.prompt_tokens
+        self.completion_tokens += reply.completion_tokens
+        self.cached_tokens += reply.cached_tokens
+        self.peak_context = max(self.peak_context, context + reply.completion_tokens)
+
+
+@dataclass
+class RunResult:
+    answer: str
+    final: bool
+    """True when the model answered; False for a best answer after a limit."""
+    reason: str
+    mode: str
+    model: str
+    stats: RunStats
+
+    def to_dict(self) -> dict:
+        s = self.stats
+        return {
+            "answer": self.answer, "final": self.final, "stop_reason": self.reason, "mode": self.mode,
+            "model": self.model, "steps": s.steps, "calls": s.calls, "prompt_tokens": s.prompt_tokens,
+            "completion_tokens": s.completion_tokens, "total_tokens": s.total_tokens,
+            "cached_tokens": s.cached_tokens, "processed_tokens": s.processed_tokens,
+            "peak_context": s.peak_context, "compactions": s.compactions, "wall_time": round(s.seconds, 3),
+        }
+
+    def summary(self) -> str:
+        s = self.stats
+        return (f"{s.steps} steps · {s.total_tokens:,} tokens ({s.processed_tokens:,} processed) · "
+                f"peak {s.peak_context:,} · {s.compactions} compactions · {s.seconds:.1f} s")

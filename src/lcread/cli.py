@@ -1,0 +1,122 @@
+"""The command line: parse options, build configs, wire the parts, run, print. Errors meet the user here."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from lcread.errors import LcreadError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Answer questions about inputs far larger than a model's context window.")
+
+EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
+
+
+@app.callback()
+def _root() -> None:
+    """lcread reads only what a question needs: files, folders, or - for stdin."""
+
+
+@app.command()
+def ask(
+    inputs: Annotated[list[str], typer.Argument(help="Files, folders, or - for stdin; then the question.",
+                                                show_default=False)],
+    question: Annotated[str, typer.Argument(help="The question to answer.", show_default=False)],
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="local (embedded), local:/path.gguf, "
+                                                 "or a litellm model string. Default: $LCREAD_MODEL or local.")] = None,
+    api_base: Annotated[Optional[str], typer.Option(help="Base URL of the model server.")] = None,
+    mode: Annotated[str, typer.Option(help="How to read: select (search and bounded reads).")] = "select",
+    json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object with the answer and costs.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")] = False,
+    trace: Annotated[Optional[Path], typer.Option(help="Append a JSON-lines record of every call and command.")] = None,
+    max_steps: Annotated[Optional[int], typer.Option(help="Most commands the model may run.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Most tokens the run may spend.")] = None,
+    max_seconds: Annotated[Optional[float], typer.Option(help="Most wall time, in seconds.")] = None,
+    context_limit: Annotated[Optional[int], typer.Option(help="Live context limit in tokens.")] = None,
+    compact_at: Annotated[Optional[int], typer.Option(help="Live context at which to compact.")] = None,
+    read_chars: Annotated[Optional[int], typer.Option(help="Characters per read (at most 8,000).")] = None,
+) -> None:
+    """Answer QUESTION about the INPUTS, reading only what it needs."""
+    from lcread.config import ModelConfig, SelectConfig, ToolConfig, env_model
+    from lcread.display import RichDisplay, SilentDisplay
+    from lcread.documents import DocumentStore
+    from lcread.trace import JsonlTrace, NullTrace
+
+    if mode != "select":
+        raise LcreadError(f"unknown mode {mode!r}: use --mode select")
+    select_config = SelectConfig(**_given(max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
+                                          context_limit=context_limit, compact_at=compact_at))
+    if select_config.compact_at >= select_config.context_limit:
+        raise LcreadError(f"--compact-at ({select_config.compact_at}) must be below the context limit "
+                          f"({select_config.context_limit})")
+    tool_config = ToolConfig(**_given(read_chars=min(read_chars, ToolConfig().max_chars) if read_chars else None))
+    model_config = ModelConfig(**_given(name=model or env_model(), api_base=api_base))
+    display = SilentDisplay() if (quiet or json_out) else RichDisplay()
+    with DocumentStore.open(inputs) as store:
+        warnings = [f"{d.name}: bytes that are not valid UTF-8 were replaced with U+FFFD"
+                    for d in store.docs if d.replaced]
+        for w in warnings:
+            if not json_out:
+                typer.echo(f"lcread: warning: {w}", err=True)
+        run_trace = JsonlTrace(trace) if trace else NullTrace()
+        try:
+            from lcread.agent.select import SelectReader
+            from lcread.models import get_model
+            from lcread.tools import ToolRunner
+
+            reader = SelectReader(get_model(model_config), ToolRunner(store, tool_config), display, run_trace,
+                                  select_config)
+            result = reader.run(question)
+        finally:
+            if trace:
+                run_trace.close()
+    if json_out:
+        typer.echo(json.dumps({**result.to_dict(), "documents": [d.name for d in store.docs],
+                               "warnings": warnings}, ensure_ascii=False))
+    else:
+        typer.echo(result.answer)
+        if not result.final:
+            typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
+    if not result.final:
+        raise typer.Exit(EXIT_LIMIT)
+
+
+def _given(**values):
+    """Only what the user set; the configs hold the defaults."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def main() -> None:
+    """Entry point: one line per error, a non-zero exit, and tracebacks only with LCREAD_DEBUG=1."""
+    debug = os.environ.get("LCREAD_DEBUG") == "1"
+    try:
+        app(standalone_mode=False)
+    except LcreadError as e:
+        if debug:
+            raise
+        typer.echo(f"lcread: error: {e}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        typer.echo("lcread: interrupted", err=True)
+        sys.exit(130)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except Exception as e:  # click usage errors and anything unforeseen
+        import click
+
+        if isinstance(e, click.exceptions.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        if isinstance(e, click.exceptions.Abort):
+            typer.echo("lcread: aborted", err=True)
+            sys.exit(130)
+        if debug:
+            raise
+        typer.echo(f"lcread: error: {type(e).__name__}: {e} (set LCREAD_DEBUG=1 for the traceback)", err=True)
+        sys.exit(1)

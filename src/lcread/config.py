@@ -1,0 +1,70 @@
+"""Configs with documented defaults. Defaults live here and nowhere else."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
+
+
+class ToolConfig(_Config):
+    read_chars: int = Field(6000, ge=200)
+    """Characters a read returns when the model asks for more; also the default observation cap."""
+    max_chars: int = Field(8000, ge=200)
+    """Hard cap on any observation, whatever the command asked for."""
+    match_window: int = Field(240, ge=20)
+    """Characters shown either side of a grep match on a line too long to show whole."""
+    grep_timeout: float = 60.0
+    """Seconds a single grep may run before it is stopped."""
+
+
+class SelectConfig(_Config):
+    context_limit: int = Field(16384, ge=1024)
+    """Live context limit in tokens; no request is ever sent over it."""
+    compact_at: int = Field(12288, ge=512)
+    """Live context, in tokens, at which the history is compacted into a handoff."""
+    max_steps: int = Field(40, ge=1)
+    """Commands the model may issue before the run ends by limit."""
+    max_total_tokens: int = Field(500_000, ge=1000)
+    """Tokens (prompt + completion, all calls) the run may spend."""
+    max_seconds: float = Field(1800.0, gt=0)
+    """Wall time the run may take."""
+    max_format_errors: int = Field(3, ge=1)
+    """Consecutive replies that are not a command before the run gives up."""
+    max_repeats: int = Field(2, ge=0)
+    """Repeated commands in a row (each answered with a nudge, not re-run) before the run ends by limit."""
+    command_tokens: int = Field(200, ge=16)
+    """Most tokens the model may generate for one command."""
+    handoff_tokens: int = Field(1200, ge=128)
+    """Most tokens the model may generate for a handoff."""
+
+    def fitted(self, window: int | None) -> "SelectConfig":
+        """Shrink the budget proportionally when the model's window is smaller than the limit."""
+        if not window or window >= self.context_limit:
+            return self
+        scale = window / self.context_limit
+        return self.model_copy(update={"context_limit": window, "compact_at": int(self.compact_at * scale)})
+
+
+class ModelConfig(_Config):
+    name: str = "local"
+    """`local` (embedded), `local:/path/model.gguf`, or any litellm model string."""
+    api_base: str | None = None
+    """Base URL of an OpenAI-compatible or provider endpoint."""
+    timeout: float = 300.0
+    """Seconds one remote call may take."""
+    retries: int = Field(4, ge=0)
+    """Retries, with exponential backoff, on rate limits, 5xx and timeouts."""
+    local_context: int = Field(16384, ge=512)
+    """Context window the embedded model is loaded with (capped by the model's own)."""
+    threads: int | None = None
+    """CPU threads for the embedded model; default: all cores."""
+
+
+def env_model() -> str | None:
+    """The model named by LCREAD_MODEL, if any."""
+    return os.environ.get("LCREAD_MODEL") or None

@@ -1,0 +1,100 @@
+"""What the user sees while a run goes: rich on stderr, or nothing (tests, --json, --quiet)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+
+
+class Display(Protocol):
+    def start(self, *, question: str, model: str, mode: str, documents: str, limit: int) -> None: ...
+
+    def step(self, *, number: int, command: str, observation: str, truncated: bool, error: bool,
+             context: int, limit: int) -> None: ...
+
+    def compaction(self, *, handoff: str, before: int, after: int) -> None: ...
+
+    def notice(self, message: str) -> None: ...
+
+    def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None: ...
+
+
+class SilentDisplay:
+    def start(self, **kw) -> None:
+        pass
+
+    def step(self, **kw) -> None:
+        pass
+
+    def compaction(self, **kw) -> None:
+        pass
+
+    def notice(self, message: str) -> None:
+        pass
+
+    def finish(self, **kw) -> None:
+        pass
+
+
+def gauge(used: int, limit: int, width: int = 20) -> Text:
+    """A bar of live context against the limit, coloured by how close it is."""
+    share = min(used / limit, 1.0) if limit else 0.0
+    filled = round(share * width)
+    colour = "green" if share < 0.6 else "yellow" if share < 0.85 else "red"
+    bar = Text("▕")
+    bar.append("█" * filled, style=colour)
+    bar.append("·" * (width - filled), style="dim")
+    bar.append(f"▏ {used:,}/{limit:,} tokens", style="dim")
+    return bar
+
+
+def preview(text: str, width: int = 160, lines: int = 3) -> str:
+    rows = [r for r in text.splitlines() if r.strip()][:lines]
+    shown = "\n".join(r if len(r) <= width else r[: width - 1] + "…" for r in rows)
+    more = len([r for r in text.splitlines() if r.strip()]) - len(rows)
+    return shown + (f"\n… {more} more lines" if more > 0 else "")
+
+
+class RichDisplay:
+    """Each step as it happens: the command, the observation's size and start, the context gauge."""
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True, highlight=False)
+
+    def start(self, *, question: str, model: str, mode: str, documents: str, limit: int) -> None:
+        head = Text.assemble(("lcread ", "bold"), (f"{mode}", "cyan"), " · ", (model, "magenta"),
+                             f" · context limit {limit:,} tokens")
+        self.console.print(Panel(Group(head, Text(documents, style="dim"), Text(f"Q: {question}", style="bold")),
+                                 expand=False))
+
+    def step(self, *, number: int, command: str, observation: str, truncated: bool, error: bool,
+             context: int, limit: int) -> None:
+        line = Text.assemble((f"{number:>3} ", "dim"), ("$ ", "bold green"), (command, "bold"))
+        self.console.print(line)
+        size = Text(f"      → {len(observation):,} chars", style="red" if error else "dim")
+        if truncated:
+            size.append(" (cut)", style="yellow")
+        size.append("  ")
+        size.append_text(gauge(context, limit))
+        self.console.print(size)
+        if observation.strip():
+            self.console.print(Text(_indent(preview(observation)), style="red" if error else "grey58"))
+
+    def compaction(self, *, handoff: str, before: int, after: int) -> None:
+        title = f"compacted {before:,} → {after:,} tokens"
+        self.console.print(Panel(Text(handoff), title=title, border_style="yellow", expand=False))
+
+    def notice(self, message: str) -> None:
+        self.console.print(Text(f"! {message}", style="yellow"))
+
+    def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None:
+        label = "answer" if final else f"best answer so far ({reason})"
+        self.console.print(Panel(Text(answer), title=label, border_style="green" if final else "yellow",
+                                 subtitle=summary, expand=False))
+
+
+def _indent(text: str) -> str:
+    return "\n".join("      " + r for r in text.splitlines())

@@ -1,0 +1,58 @@
+"""The model layer: one small protocol, three backends (embedded, litellm, scripted)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from lcread.config import ModelConfig
+from lcread.errors import LcreadError
+
+Messages = list[dict[str, str]]
+
+
+@dataclass
+class Reply:
+    """One model call: the text, what it cost, and how long it took."""
+
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency: float
+    cached_tokens: int = 0
+    """Prompt tokens served from a cache (llama.cpp's KV prefix, a provider's prompt cache)."""
+    extra: dict = field(default_factory=dict)
+
+
+class Model(Protocol):
+    name: str
+    context_window: int | None
+    """Tokens the model can attend to, when known."""
+    supports_grammar: bool
+    """Whether `grammar=` (GBNF) and `schema=` constrain generation."""
+
+    def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
+              schema: dict | None = None) -> Reply: ...
+
+    def count_tokens(self, messages: Messages) -> int: ...
+
+
+def get_model(config: ModelConfig) -> Model:
+    """Build the backend a model string names: `local`, `local:/path.gguf`, or litellm's."""
+    name = config.name.strip()
+    if name == "local" or name.startswith("local:"):
+        from lcread.models.local import LocalModel
+        from lcread.models.weights import embedded_model_path
+
+        if name == "local":
+            return LocalModel(embedded_model_path(), config, label="local")
+        path = Path(name.removeprefix("local:")).expanduser()
+        if not path.is_file():
+            raise LcreadError(f"no model file at {path}: give --model local:/path/to/model.gguf")
+        return LocalModel(path, config, label=name)
+    if not name:
+        raise LcreadError("empty model name: use --model local or a litellm model string such as gpt-4o-mini")
+    from lcread.models.remote import LiteLLMModel
+
+    return LiteLLMModel(config)

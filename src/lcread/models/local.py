@@ -1,0 +1,106 @@
+"""The in-process backend: a GGUF model run by llama.cpp (llama-cpp-python).
+
+Prompts are rendered with the model's own chat template and counted with its own tokenizer, so the
+live-context figure is exact. llama.cpp keeps the KV cache of the previous prompt; an append-only
+history means only the new tokens are processed, and we report how many were reused.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from lcread.config import ModelConfig
+from lcread.errors import LcreadError
+from lcread.models import Messages, Reply
+
+
+class LocalModel:
+    supports_grammar = True
+
+    def __init__(self, path: Path, config: ModelConfig, label: str = "local"):
+        try:
+            import llama_cpp
+        except ImportError:
+            raise LcreadError("the embedded model needs llama-cpp-python: pip install 'lcread[local]'") from None
+        self._llama_cpp = llama_cpp
+        self.name = label
+        self.path = Path(path)
+        threads = config.threads or os.cpu_count() or 2
+        try:
+            self.llm = llama_cpp.Llama(str(path), n_ctx=config.local_context, n_threads=threads,
+                                       n_threads_batch=threads, n_batch=512, verbose=False)
+        except (ValueError, RuntimeError) as e:
+            raise LcreadError(f"cannot load {path} as a GGUF model ({e})") from None
+        trained = _trained_context(self.llm.metadata)
+        self.context_window = min(self.llm.n_ctx(), trained) if trained else self.llm.n_ctx()
+        self._formatter, self._stop = self._chat_formatter()
+        self._grammars: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def _chat_formatter(self):
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        template = self.llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise LcreadError(f"{self.path} has no chat template; lcread needs an instruction-tuned chat model")
+        model = self.llm._model
+        eos = model.token_get_text(self.llm.token_eos()) if self.llm.token_eos() >= 0 else ""
+        bos = model.token_get_text(self.llm.token_bos()) if self.llm.token_bos() >= 0 else ""
+        formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        stop = formatter(messages=[{"role": "user", "content": "x"}]).stop or [eos]
+        return formatter, ([stop] if isinstance(stop, str) else list(stop))
+
+    def render(self, messages: Messages) -> str:
+        """The exact prompt text the model sees, ending where the assistant's reply begins."""
+        return self._formatter(messages=messages).prompt
+
+    def tokens(self, messages: Messages) -> list[int]:
+        return self.llm.tokenize(self.render(messages).encode("utf-8"), add_bos=False, special=True)
+
+    def count_tokens(self, messages: Messages) -> int:
+        return len(self.tokens(messages))
+
+    def _grammar(self, grammar: str | None, schema: dict | None):
+        if schema is not None:
+            import json
+
+            key = json.dumps(schema, sort_keys=True)
+            if key not in self._grammars:
+                self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
+            return self._grammars[key]
+        if grammar is None:
+            return None
+        if grammar not in self._grammars:
+            self._grammars[grammar] = self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+        return self._grammars[grammar]
+
+    def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
+              schema: dict | None = None) -> Reply:
+        with self._lock:  # one llama.cpp context: calls are serialised
+            tokens = self.tokens(messages)
+            if len(tokens) + max_tokens > self.llm.n_ctx():
+                raise LcreadError(f"prompt of {len(tokens)} tokens plus {max_tokens} to generate exceeds the "
+                                  f"model's {self.llm.n_ctx()}-token window")
+            cached = self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens)
+            started = time.monotonic()
+            out = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, top_k=1,
+                                             repeat_penalty=1.0, stop=self._stop,
+                                             grammar=self._grammar(grammar, schema))
+            latency = time.monotonic() - started
+        usage = out["usage"]
+        # llama.cpp re-evaluates at least the last prompt token even on a full prefix hit.
+        cached = min(cached, len(tokens) - 1)
+        return Reply(out["choices"][0]["text"], usage["prompt_tokens"], usage["completion_tokens"], latency,
+                     cached_tokens=cached, extra={"finish_reason": out["choices"][0].get("finish_reason")})
+
+
+def _trained_context(metadata: dict) -> int | None:
+    arch = metadata.get("general.architecture")
+    value = metadata.get(f"{arch}.context_length") if arch else None
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None

@@ -1,0 +1,125 @@
+"""Any model litellm can reach: hosted APIs, vLLM, llama.cpp and Ollama servers.
+
+litellm is imported on the first use, never at start-up. Retries with backoff live here, once:
+litellm's own `num_retries` needs tenacity, which it does not install.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+
+from lcread.config import ModelConfig
+from lcread.errors import ModelError
+from lcread.models import Messages, Reply
+from lcread.models.tokens import count_messages
+
+_litellm = None
+
+
+def load_litellm():
+    """Import litellm offline and quietly, once."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        os.environ.setdefault("LITELLM_LOG", "ERROR")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True
+        _litellm = litellm
+    return _litellm
+
+
+class LiteLLMModel:
+    supports_grammar = False
+
+    def __init__(self, config: ModelConfig, sleep=time.sleep):
+        self.config = config
+        self.name = config.name
+        self._sleep = sleep
+        self._window: int | None | bool = False
+        self._api_key: str | None = None
+        self._checked = False
+
+    @property
+    def context_window(self) -> int | None:
+        if self._window is False:
+            try:
+                info = load_litellm().get_model_info(self.name)
+                self._window = info.get("max_input_tokens") or info.get("max_tokens")
+            except Exception:
+                self._window = None  # unknown to litellm's map (a self-hosted model): use the defaults
+        return self._window or None
+
+    def count_tokens(self, messages: Messages) -> int:
+        return count_messages(messages)
+
+    def _check_environment(self) -> None:
+        """Fail before the first call when the provider's key is missing."""
+        if self._checked:
+            return
+        self._checked = True
+        litellm = load_litellm()
+        try:
+            env = litellm.validate_environment(model=self.name, api_base=self.config.api_base)
+        except Exception:
+            return
+        missing = env.get("missing_keys") or []
+        if missing and self.config.api_base:
+            self._api_key = "no-key"  # a self-hosted server usually needs none
+        elif missing:
+            raise ModelError(f"model {self.name} needs {', '.join(missing)}: set it in the environment, "
+                             "or use --model local")
+
+    def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
+              schema: dict | None = None) -> Reply:
+        litellm = load_litellm()
+        self._check_environment()
+        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0,
+                      timeout=self.config.timeout, num_retries=0)
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        retryable = (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
+                     litellm.APIConnectionError, litellm.Timeout)
+        for attempt in range(self.config.retries + 1):
+            started = time.monotonic()
+            try:
+                response = litellm.completion(**kwargs)
+                break
+            except retryable as e:
+                if attempt == self.config.retries:
+                    raise ModelError(f"model {self.name} failed after {attempt + 1} tries: {_short(e)}") from None
+                self._sleep(min(60.0, 2.0 ** attempt + random.uniform(0, 1)))
+            except litellm.AuthenticationError as e:
+                raise ModelError(f"authentication failed for {self.name}: check the provider's API key "
+                                 f"variable ({_short(e)})") from None
+            except (litellm.NotFoundError, litellm.BadRequestError) as e:
+                raise ModelError(_explain_bad_request(self.name, e)) from None
+            except litellm.APIError as e:
+                raise ModelError(f"model {self.name} failed: {_short(e)}") from None
+        latency = time.monotonic() - started
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        usage = getattr(response, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", None) or count_messages(messages)
+        completion = getattr(usage, "completion_tokens", None) or 0
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None) or 0
+        return Reply(text, prompt, completion, latency, cached_tokens=cached,
+                     extra={"finish_reason": getattr(choice, "finish_reason", None)})
+
+
+def _short(e: Exception) -> str:
+    return " ".join(str(e).split())[:300]
+
+
+def _explain_bad_request(name: str, e: Exception) -> str:
+    text = _short(e)
+    if "LLM Provider NOT provided" in text or "not found" in text.lower() or "does not exist" in text.lower():
+        return (f"unknown model {name!r}: use a litellm model string such as gpt-4o-mini, "
+                "anthropic/claude-..., ollama_chat/llama3, hosted_vllm/NAME with --api-base, or --model local")
+    return f"model {name} rejected the request: {text}"

@@ -1,0 +1,37 @@
+"""A scripted model for logic tests: replies come from a list (or a function of the history)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from lcread.models import Messages, Reply
+
+
+class ScriptedModel:
+    """Answers each call with the next scripted output; records every call it receives.
+
+    An output may be a string or a function of the messages (to script "wrong first, right after").
+    Tokens are counted as one per four characters (plus four per message), deterministically.
+    """
+
+    supports_grammar = False
+
+    def __init__(self, outputs: list[str | Callable[[Messages], str]], *, name: str = "scripted",
+                 context_window: int | None = None):
+        self.outputs = list(outputs)
+        self.name = name
+        self.context_window = context_window
+        self.calls: list[dict] = []
+
+    def count_tokens(self, messages: Messages) -> int:
+        return 3 + sum(4 + -(-len(m.get("content") or "") // 4) for m in messages)
+
+    def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
+              schema: dict | None = None) -> Reply:
+        if not self.outputs:
+            raise RuntimeError(f"ScriptedModel ran out of outputs after {len(self.calls)} calls")
+        self.calls.append({"messages": [dict(m) for m in messages], "max_tokens": max_tokens,
+                           "grammar": grammar, "schema": schema})
+        output = self.outputs.pop(0)
+        text = output(messages) if callable(output) else output
+        return Reply(text, self.count_tokens(messages), -(-len(text) // 4), latency=0.0)

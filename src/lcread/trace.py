@@ -1,0 +1,48 @@
+"""The run record: JSON lines appended as the run goes, so a crash or Ctrl-C loses nothing."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Protocol
+
+
+class Trace(Protocol):
+    def event(self, kind: str, **data: object) -> None: ...
+
+
+class NullTrace:
+    def event(self, kind: str, **data: object) -> None:
+        pass
+
+
+class JsonlTrace:
+    """Appends one JSON object per event and flushes it at once."""
+
+    def __init__(self, path: str | Path, run_id: str | None = None):
+        self.path = Path(path)
+        self.run_id = run_id or f"{int(time.time() * 1000):x}"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(self.path, "a", encoding="utf-8")
+
+    def event(self, kind: str, **data: object) -> None:
+        record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
+        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class MemoryTrace:
+    """Keeps events in a list (for tests and for callers of the library)."""
+
+    def __init__(self):
+        self.events: list[dict] = []
+
+    def event(self, kind: str, **data: object) -> None:
+        self.events.append({"event": kind, **data})
+
+    def of(self, kind: str) -> list[dict]:
+        return [e for e in self.events if e["event"] == kind]
