@@ -1,0 +1,1 @@
+"""Task generators and corpora for measuring lcread (benchmarks and end-to-end tests)."""
