@@ -110,8 +110,8 @@ class Document:
                 text = _decode(head.rstrip(b"\n").rstrip(b"\r"))
                 yield Line(number, text, length - (1 if head.endswith(b"\n") or cut else 0), cut)
 
-    def read_span(self, number: int, start: int, max_bytes: int) -> tuple[str, int]:
-        """Part of one line, from byte `start`; returns the text and the line's full length."""
+    def read_span(self, number: int, start: int, max_bytes: int) -> tuple[str, int, int]:
+        """Part of one line from byte `start`: its text, the line's full length, and where the part ends."""
         with open(self.path, "rb") as f:
             self._seek_line(f, number)
             line_start = f.tell()
@@ -119,9 +119,11 @@ class Document:
             f.seek(line_start + start)
             data = f.read(max(0, min(max_bytes, length - start)))
         # Never start or end inside a multi-byte character.
-        while data and (data[0] & 0xC0) == 0x80:
-            data = data[1:]
-        return _decode(data), length
+        skipped = 0
+        while skipped < len(data) and (data[skipped] & 0xC0) == 0x80:
+            skipped += 1
+        text = codecs.getincrementaldecoder("utf-8")("replace").decode(data[skipped:], final=False)
+        return text, length, start + skipped + len(text.encode("utf-8", "surrogatepass"))
 
 
 def _skip_line(f: BinaryIO, keep_newline: bool = True) -> int:

@@ -82,11 +82,9 @@ class ToolRunner:
         return Observation("\n".join(out) if out else f"{doc.name}: lines {cmd.start}-{end} are empty")
 
     def _read_long_line(self, doc: Document, number: int, start: int, budget: int) -> Observation:
-        text, length = doc.read_span(number, start, budget)
+        text, length, end = doc.read_span(number, start, budget)
         if start >= length:
             return _error(f"line {number} of {doc.name} has only {length:,} characters")
-        text = text[:budget]
-        end = start + len(text.encode("utf-8"))
         note = ""
         if end < length:
             note = f"\n[line {number} has {length:,} characters; shown {start:,}-{end:,}; " \

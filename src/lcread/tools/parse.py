@@ -119,7 +119,7 @@ def _parse_grep(args: list[str], text: str) -> Command:
             key, value = arg.split("=", 1)
             args[i:i + 1] = [_LONG[key], value]
             arg = args[i]
-        arg = _LONG.get(arg, arg)
+        arg = args[i] = _LONG.get(arg, arg)
         if arg == "--":
             positional.extend(args[i + 1:])
             break

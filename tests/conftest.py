@@ -1,0 +1,31 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def write(tmp_path):
+    """Write a text (or bytes) file under tmp_path and return its path."""
+
+    def _write(name: str, content: str | bytes) -> Path:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    return _write
+
+
+def run_cli(*args: str, stdin: bytes | None = None, env: dict | None = None, timeout: float = 600, user=None):
+    """Run the real entry point (`python -m lcread`) and return the completed process."""
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "lcread", *args], input=stdin, capture_output=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, user=user)
