@@ -97,11 +97,11 @@ class SelectReader:
         self.display.step(number=self.stats.steps, command=self.messages[-2]["content"][:200], observation=message,
                           truncated=False, error=True, context=self.model.count_tokens(self.messages),
                           limit=self.config.context_limit)
-        if self.format_errors >= self.config.max_format_errors:
-            raise LimitReached(f"{self.format_errors} replies in a row were not commands")
 
     def check_limits(self) -> None:
         c, s = self.config, self.stats
+        if self.format_errors >= c.max_format_errors:
+            raise LimitReached(f"format limit ({self.format_errors} replies in a row were not commands)")
         if s.steps >= c.max_steps:
             raise LimitReached(f"step limit ({c.max_steps})")
         if s.total_tokens >= c.max_total_tokens:

@@ -67,8 +67,9 @@ class LiteLLMModel:
         except Exception:
             return
         missing = env.get("missing_keys") or []
-        if missing and self.config.api_base:
-            self._api_key = "no-key"  # a self-hosted server usually needs none
+        openai_style = self.name.startswith(("openai/", "hosted_vllm/", "text-completion-openai/"))
+        if self.config.api_base and (missing or (openai_style and not os.environ.get("OPENAI_API_KEY"))):
+            self._api_key = "no-key"  # a self-hosted server usually needs none, but the client insists
         elif missing:
             raise ModelError(f"model {self.name} needs {', '.join(missing)}: set it in the environment, "
                              "or use --model local")
@@ -91,6 +92,9 @@ class LiteLLMModel:
                 response = litellm.completion(**kwargs)
                 break
             except retryable as e:
+                if "credentials" in str(e).lower() or "api_key" in str(e):
+                    raise ModelError(f"model {self.name} needs an API key: set the provider's key variable "
+                                     f"({_short(e)})") from None
                 if attempt == self.config.retries:
                     raise ModelError(f"model {self.name} failed after {attempt + 1} tries: {_short(e)}") from None
                 self._sleep(min(60.0, 2.0 ** attempt + random.uniform(0, 1)))

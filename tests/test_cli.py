@@ -1,0 +1,84 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+
+
+def test_importing_the_cli_loads_no_model_library():
+    code = "import sys, lcread.cli; print(sorted(m for m in ('litellm', 'llama_cpp', 'tiktoken') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_help_lists_the_ask_options():
+    proc = run_cli("ask", "--help", env={"COLUMNS": "200"})
+    assert proc.returncode == 0
+    for option in ("--model", "--api-base", "--json", "--quiet", "--trace", "--max-steps", "--context-limit"):
+        assert option.encode() in proc.stdout
+
+
+@pytest.mark.parametrize("setup, message", [
+    (lambda d: d / "missing.txt", "lcread: error: no such file or folder:"),
+    (lambda d: _file(d / "empty.txt", b""), "is empty: there is nothing to read"),
+    (lambda d: _file(d / "a.out", b"\x7fELF\x00\x00"), "looks binary"),
+    (lambda d: _file(d / "pics" / "x.png", b"\x89PNG\x00") and d / "pics", "holds no readable text files"),
+])
+def test_bad_input_gives_one_line_and_a_nonzero_exit(tmp_path, setup, message):
+    path = setup(tmp_path)
+    proc = run_cli("ask", str(path), "question?")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert proc.stdout == b""
+
+
+def test_empty_stdin():
+    proc = run_cli("ask", "-", "question?", stdin=b"")
+    assert proc.returncode == 1 and proc.stderr.decode().startswith("lcread: error: stdin is empty")
+
+
+def test_unknown_mode_and_bad_budget(tmp_path):
+    doc = _file(tmp_path / "d.txt", b"text\n")
+    proc = run_cli("ask", str(doc), "q", "--mode", "bogus")
+    assert proc.returncode == 1 and "unknown mode 'bogus'" in proc.stderr.decode()
+    proc = run_cli("ask", str(doc), "q", "--context-limit", "4096", "--compact-at", "5000")
+    assert proc.returncode == 1 and "must be below the context limit" in proc.stderr.decode()
+
+
+def test_a_local_model_file_that_is_not_there(tmp_path):
+    doc = _file(tmp_path / "d.txt", b"text\n")
+    proc = run_cli("ask", str(doc), "q", "--model", f"local:{tmp_path}/none.gguf")
+    assert proc.returncode == 1 and "no model file at" in proc.stderr.decode()
+
+
+def test_a_file_that_is_not_a_model(tmp_path):
+    doc = _file(tmp_path / "d.txt", b"text\n")
+    fake = _file(tmp_path / "fake.gguf", b"not a model at all")
+    proc = run_cli("ask", str(doc), "q", "--model", f"local:{fake}")
+    assert proc.returncode == 1 and "cannot load" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def test_permission_denied_is_reported_not_raised(tmp_path):
+    secret = _file(tmp_path / "secret.txt", b"top secret\n")
+    secret.chmod(0o000)
+    env = dict(os.environ)
+    cmd = [sys.executable, "-m", "lcread", "ask", str(secret), "q"]
+    if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
+        drop = "-dac_override,-dac_read_search"
+        cmd = ["setpriv", f"--inh-caps={drop}", f"--bounding-set={drop}", *cmd]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=60)
+    finally:
+        secret.chmod(0o600)
+    assert proc.returncode == 1
+    assert "permission denied" in proc.stderr.decode() and "Traceback" not in proc.stderr.decode()
+
+
+def _file(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path

@@ -1,0 +1,117 @@
+"""End to end on the real embedded model: in process, through the CLI, and through litellm against
+llama-cpp-python's own OpenAI-compatible server started on a loopback port."""
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from conftest import run_cli
+from lcread.agent.select import SelectReader
+from lcread.bench.corpus import synthetic_text
+from lcread.bench.needles import is_correct, needle_task
+from lcread.config import ModelConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.models import get_model
+from lcread.models.weights import embedded_model_path
+from lcread.tools import ToolRunner
+from lcread.trace import MemoryTrace
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def local_model():
+    return get_model(ModelConfig(name="local"))
+
+
+@pytest.fixture(scope="module")
+def tasks(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("needles")
+    rng = random.Random(11)
+    haystack = synthetic_text(400_000, seed=3)
+    return [needle_task(haystack, 60_000, depth, rng, folder, f"t{i}") for i, depth in enumerate((0.2, 0.8))]
+
+
+def test_embedded_model_finds_needles_in_process(local_model, tasks):
+    assert local_model.context_window == 16384
+    for task in tasks:
+        trace = MemoryTrace()
+        with DocumentStore.open([task.path]) as store:
+            result = SelectReader(local_model, ToolRunner(store), SilentDisplay(), trace).run(task.question)
+        assert result.final and is_correct(result.answer, task.answer), (task, result.answer)
+        assert result.stats.peak_context < 4000
+        first = trace.of("command")[0]["command"]
+        assert first.startswith("grep")
+        assert result.stats.cached_tokens > 0  # the second call reused the first call's KV cache
+
+
+def test_cli_json_on_the_embedded_model(tasks, tmp_path):
+    task = tasks[0]
+    trace = tmp_path / "run.jsonl"
+    proc = run_cli("ask", task.path, task.question, "--json", "--trace", str(trace))
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    assert is_correct(out["answer"], task.answer)
+    assert out["mode"] == "select" and out["model"] == "local" and out["final"] is True
+    assert out["total_tokens"] == out["prompt_tokens"] + out["completion_tokens"] > 0
+    assert 0 < out["peak_context"] <= 16384 and out["steps"] >= 2 and out["compactions"] == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert {e["event"] for e in events} >= {"run_start", "call", "command", "run_end"}
+    assert all(e["prompt_tokens"] > 0 and e["latency"] > 0 for e in events if e["event"] == "call")
+
+
+def test_cli_reads_stdin_and_shows_progress(tasks):
+    task = tasks[1]
+    with open(task.path, "rb") as f:
+        proc = run_cli("ask", "-", task.question, stdin=f.read(), env={"COLUMNS": "120"})
+    assert proc.returncode == 0
+    assert is_correct(proc.stdout.decode(), task.answer)
+    err = proc.stderr.decode()
+    assert "stdin" in err and "$ grep" in err and "tokens" in err and "answer" in err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
+                             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "16384",
+                             "--model_alias", "qwen-local"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/models", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise RuntimeError("llama_cpp.server exited at start")
+            time.sleep(0.5)
+    yield base
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_litellm_path_against_a_real_openai_compatible_server(llama_server, tasks):
+    task = tasks[0]
+    proc = run_cli("ask", task.path, task.question, "--model", "openai/qwen-local", "--api-base", llama_server,
+                   "--json", env={"OPENAI_API_KEY": ""})
+    assert proc.returncode in (0, 3), proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    assert out["model"] == "openai/qwen-local"
+    assert is_correct(out["answer"], task.answer), out
+    assert out["prompt_tokens"] > 0 and out["peak_context"] > 0

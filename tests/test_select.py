@@ -1,0 +1,136 @@
+import json
+
+import pytest
+
+from lcread.agent.select import SelectReader
+from lcread.config import SelectConfig, ToolConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.models.scripted import ScriptedModel
+from lcread.tools import ToolRunner
+from lcread.trace import MemoryTrace
+
+QUESTION = "What is the special magic number for quiet-harbor?"
+HANDOFF = {"current_step": "searching", "plan": ["read around the hit"], "completion_requirements": ["the number"],
+           "findings": [{"fact": "line 150 mentions quiet-harbor", "document": "hay.txt", "lines": "150-150"}],
+           "next_steps": ["read hay.txt 149 151"], "task": "a different task the model made up"}
+
+
+@pytest.fixture
+def store(write):
+    lines = [f"filler line {i} about the river and the harbor road" for i in range(1, 301)]
+    lines[149] = "The special magic number for quiet-harbor is 4817263."
+    return DocumentStore.open([str(write("hay.txt", "\n".join(lines) + "\n"))])
+
+
+def reader(model, store, config=None, tools=None, trace=None):
+    return SelectReader(model, ToolRunner(store, tools), SilentDisplay(), trace or MemoryTrace(), config)
+
+
+def commands(*outputs, handoff=HANDOFF):
+    """A script: each output in turn, but a handoff JSON whenever the loop asks for one."""
+    queue = list(outputs)
+
+    def brain(messages):
+        if messages[-1]["content"].startswith("Your context is nearly full"):
+            return handoff if isinstance(handoff, str) else json.dumps(handoff)
+        return queue.pop(0)
+
+    return [brain] * (len(outputs) + 10)
+
+
+def test_grep_then_answer(store):
+    model = ScriptedModel(['grep -i "quiet-harbor"', 'answer "4817263"'])
+    trace = MemoryTrace()
+    result = reader(model, store, trace=trace).run(QUESTION)
+    assert (result.answer, result.final, result.reason, result.stats.steps) == ("4817263", True, "answered", 2)
+    observation = model.calls[1]["messages"][-1]["content"]
+    assert "hay.txt:150:The special magic number for quiet-harbor is 4817263." in observation
+    assert [e["command"] for e in trace.of("command")] == ['grep -i "quiet-harbor"']
+    assert len(trace.of("call")) == 2 and trace.of("run_end")[0]["answer"] == "4817263"
+    assert result.stats.total_tokens == sum(c["prompt_tokens"] + c["completion_tokens"] for c in trace.of("call"))
+
+
+def test_history_is_append_only_between_compactions(store):
+    model = ScriptedModel(["grep harbor", "read hay.txt 1 5", 'answer "x"'])
+    reader(model, store).run(QUESTION)
+    first, second, third = (c["messages"] for c in model.calls)
+    assert second[:len(first)] == first and third[:len(second)] == second
+
+
+def test_format_errors_go_back_to_the_model_then_end_the_run(store):
+    model = ScriptedModel(["I think we should look", "cat hay.txt", 'grep "quiet-harbor"', 'answer "4817263"'])
+    result = reader(model, store).run(QUESTION)
+    assert result.answer == "4817263" and result.final
+    assert "unknown command 'I'" in model.calls[1]["messages"][-1]["content"]
+    assert "cat would print a whole document" in model.calls[2]["messages"][-1]["content"]
+
+    stubborn = ScriptedModel(["hello"] * 3 + ['answer "best guess"'])
+    result = reader(stubborn, store).run(QUESTION)
+    assert not result.final and "3 replies in a row were not commands" in result.reason
+    assert result.answer == "best guess"
+
+
+def test_a_repeated_command_is_not_run_again(store):
+    model = ScriptedModel(["grep harbor -m 1", "grep harbor -m 1", "grep  harbor  -m 1", "grep harbor -m 1",
+                           'answer "none"'])
+    trace = MemoryTrace()
+    result = reader(model, store, trace=trace).run(QUESTION)
+    assert len(trace.of("command")) == 3  # the first run plus two nudges; the fourth ends the run
+    nudge = model.calls[2]["messages"][-1]["content"]
+    assert "You already ran `grep harbor -m 1` at step 1" in nudge
+    assert not result.final and result.reason.startswith("repeat limit") and result.answer == "none"
+
+
+def test_step_limit_gives_the_best_answer_marked_as_such(store):
+    model = ScriptedModel(["grep harbor -m 1", "grep river -m 1", 'answer "4817263?"'])
+    result = reader(model, store, SelectConfig(max_steps=2)).run(QUESTION)
+    assert (result.final, result.reason, result.answer) == (False, "step limit (2)", "4817263?")
+    assert "step limit (2) limit" in model.calls[-1]["messages"][-1]["content"]
+
+
+def test_compaction_at_the_threshold_starts_fresh_from_a_handoff(store):
+    config = SelectConfig(context_limit=2048, compact_at=1200, command_tokens=64, handoff_tokens=256)
+    model = ScriptedModel(commands("read hay.txt 1 40", "read hay.txt 41 80", "read hay.txt 81 120",
+                                   "read hay.txt 149 151", 'answer "4817263"'))
+    trace = MemoryTrace()
+    result = reader(model, store, config, ToolConfig(read_chars=2500), trace).run(QUESTION)
+    assert result.answer == "4817263" and result.stats.compactions >= 1
+    for call in model.calls:  # no request over the limit, ever
+        assert model.count_tokens(call["messages"]) + call["max_tokens"] <= config.context_limit
+    compaction = trace.of("compaction")[0]
+    assert compaction["before"] >= config.compact_at and compaction["after"] < compaction["before"]
+    handoff = compaction["handoff"]
+    assert handoff["task"] == QUESTION  # copied by lcread, never the model's version
+    assert handoff["findings"][0]["lines"] == "150-150"
+    assert "read hay.txt 1 40" in handoff["commands_run"]
+    resumed = next(c["messages"] for c in model.calls if "compacted into this handoff" in c["messages"][-1]["content"]
+                   or any("compacted into this handoff" in m["content"] for m in c["messages"][1:2]))
+    assert len(resumed) == 2 and f"Task: {QUESTION}" in resumed[1]["content"]
+    assert result.stats.peak_context <= config.context_limit
+
+
+def test_an_invalid_handoff_is_retried_then_replaced(store):
+    config = SelectConfig(context_limit=2048, compact_at=1100, command_tokens=64, handoff_tokens=256)
+    model = ScriptedModel(commands("read hay.txt 1 40", "read hay.txt 41 80", "read hay.txt 81 120",
+                                   'answer "4817263"', handoff="not json at all"))
+    trace = MemoryTrace()
+    result = reader(model, store, config, ToolConfig(read_chars=2500), trace).run(QUESTION)
+    assert result.answer == "4817263"
+    asks = [c for c in model.calls if c["schema"] is not None]
+    assert len(asks) == 2 and "error: the reply holds no JSON object" in asks[1]["messages"][-1]["content"]
+    fallback = trace.of("handoff_fallback")
+    assert len(fallback) == 1 and trace.of("compaction")[0]["handoff"]["task"] == QUESTION
+
+
+def test_budget_shrinks_to_a_small_model_window(store):
+    model = ScriptedModel(['answer "x"'], context_window=4096)
+    agent = reader(model, store)
+    assert (agent.config.context_limit, agent.config.compact_at) == (4096, 3072)
+
+
+def test_token_limit_ends_without_another_call(store):
+    model = ScriptedModel(["grep harbor", "grep river", "grep road"])
+    result = reader(model, store, SelectConfig(max_total_tokens=1000)).run(QUESTION)
+    assert not result.final and result.reason.startswith("token limit")
+    assert result.answer == "No answer was found before the limit."
