@@ -93,7 +93,8 @@ class RichDisplay:
     def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None:
         label = "answer" if final else f"best answer so far ({reason})"
         self.console.print(Panel(Text(answer), title=label, border_style="green" if final else "yellow",
-                                 subtitle=summary, expand=False))
+                                 expand=False))
+        self.console.print(Text(summary, style="dim"))
 
 
 def _indent(text: str) -> str:
