@@ -13,6 +13,15 @@ Messages = list[dict[str, str]]
 
 
 @dataclass
+class TokenScore:
+    """One generated token with its log-probability and the top alternatives at its position."""
+
+    token: str
+    logprob: float
+    top: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class Reply:
     """One model call: the text, what it cost, and how long it took."""
 
@@ -22,6 +31,8 @@ class Reply:
     latency: float
     cached_tokens: int = 0
     """Prompt tokens served from a cache (llama.cpp's KV prefix, a provider's prompt cache)."""
+    scores: list[TokenScore] | None = None
+    """Per generated token log-probabilities, when asked for with `logprobs=`."""
     extra: dict = field(default_factory=dict)
 
 
@@ -31,9 +42,14 @@ class Model(Protocol):
     """Tokens the model can attend to, when known."""
     supports_grammar: bool
     """Whether `grammar=` (GBNF) and `schema=` constrain generation."""
+    supports_logprobs: bool
+    """Whether `logprobs=K` returns token log-probabilities (ACS needs them)."""
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None) -> Reply: ...
+              schema: dict | None = None, logprobs: int | None = None,
+              choices: list[str] | None = None) -> Reply:
+        """One completion. `logprobs=K` asks for each token's log-probability and the top K alternatives;
+        `choices` restricts a one-token reply to these strings (option letters) where the backend can."""
 
     def count_tokens(self, messages: Messages) -> int: ...
 

@@ -14,11 +14,12 @@ from pathlib import Path
 
 from lcread.config import ModelConfig
 from lcread.errors import LcreadError
-from lcread.models import Messages, Reply
+from lcread.models import Messages, Reply, TokenScore
 
 
 class LocalModel:
     supports_grammar = True
+    supports_logprobs = True
 
     def __init__(self, path: Path, config: ModelConfig, label: str = "local"):
         try:
@@ -78,7 +79,8 @@ class LocalModel:
         return self._grammars[grammar]
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None) -> Reply:
+              schema: dict | None = None, logprobs: int | None = None,
+              choices: list[str] | None = None) -> Reply:
         with self._lock:  # one llama.cpp context: calls are serialised
             tokens = self.tokens(messages)
             if len(tokens) + max_tokens > self.llm.n_ctx():
@@ -86,6 +88,8 @@ class LocalModel:
                                   f"model's {self.llm.n_ctx()}-token window")
             cached = self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens)
             started = time.monotonic()
+            if logprobs is not None:
+                return self._scored(tokens, max_tokens, logprobs, choices, cached, started)
             out = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, top_k=1,
                                              repeat_penalty=1.0, stop=self._stop,
                                              grammar=self._grammar(grammar, schema))
@@ -95,6 +99,56 @@ class LocalModel:
         cached = min(cached, len(tokens) - 1)
         return Reply(out["choices"][0]["text"], usage["prompt_tokens"], usage["completion_tokens"], latency,
                      cached_tokens=cached, extra={"finish_reason": out["choices"][0].get("finish_reason")})
+
+
+    def _scored(self, tokens: list[int], max_tokens: int, top_k: int, choices: list[str] | None,
+                cached: int, started: float) -> Reply:
+        """Greedy decoding that reads each position's logits through the low-level API.
+
+        llama-cpp-python gives log-probabilities only with logits_all=True, which computes logits for
+        every prompt position; here only the last position's are read, one token at a time.
+        """
+        import numpy as np
+
+        llm, cpp = self.llm, self._llama_cpp
+        cached = min(cached, len(tokens) - 1)
+        llm.n_tokens = cached  # reuse the KV cache of the shared prefix; eval() drops the rest
+        llm.eval(tokens[cached:])
+        allowed = None
+        if choices:
+            allowed = sorted({t for c in choices for t in self._first_tokens(c)})
+        n_vocab, vocab = llm.n_vocab(), llm._model.vocab
+        out: list[int] = []
+        scores = []
+        for _ in range(max_tokens):
+            logits = np.ctypeslib.as_array(cpp.llama_get_logits_ith(llm._ctx.ctx, -1), shape=(n_vocab,))
+            logits = logits.astype(np.float64)
+            shift = logits.max()
+            logp = logits - shift - np.log(np.exp(logits - shift).sum())
+            pick = allowed[int(np.argmax(logp[allowed]))] if allowed else int(np.argmax(logp))
+            if not allowed and cpp.llama_vocab_is_eog(vocab, pick):
+                break
+            top = np.argpartition(-logp, top_k)[:top_k] if top_k else []
+            scores.append(TokenScore(self._piece(pick), float(logp[pick]),
+                                     {self._piece(int(t)): float(logp[t]) for t in top}))
+            out.append(pick)
+            if allowed:
+                break  # a choice is one token
+            llm.eval([pick])
+        text = llm.detokenize(out).decode("utf-8", "replace")
+        return Reply(text, len(tokens), len(out), time.monotonic() - started, cached_tokens=cached, scores=scores)
+
+    def _piece(self, token: int) -> str:
+        return self.llm.detokenize([token]).decode("utf-8", "replace")
+
+    def _first_tokens(self, choice: str) -> set[int]:
+        """Token ids that begin `choice`, with and without a leading space."""
+        ids = set()
+        for variant in (choice, " " + choice):
+            toks = self.llm.tokenize(variant.encode("utf-8"), add_bos=False, special=False)
+            if toks:
+                ids.add(toks[0])
+        return ids
 
 
 def _trained_context(metadata: dict) -> int | None:

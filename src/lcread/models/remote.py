@@ -12,7 +12,7 @@ import time
 
 from lcread.config import ModelConfig
 from lcread.errors import ModelError
-from lcread.models import Messages, Reply
+from lcread.models import Messages, Reply, TokenScore
 from lcread.models.tokens import count_messages
 
 _litellm = None
@@ -56,6 +56,21 @@ class LiteLLMModel:
     def count_tokens(self, messages: Messages) -> int:
         return count_messages(messages)
 
+    @property
+    def supports_logprobs(self) -> bool:
+        """False where the route is known to send none: Anthropic, Ollama's native API, reasoning models."""
+        name = self.name.lower()
+        provider, _, bare = name.rpartition("/")
+        if provider in ("anthropic", "ollama", "ollama_chat", "bedrock", "vertex_ai") or bare.startswith("claude"):
+            return False
+        if bare.startswith(("o1", "o3", "o4", "gpt-5")):
+            return False
+        try:
+            params = load_litellm().get_supported_openai_params(model=self.name) or []
+        except Exception:
+            return True  # an OpenAI-compatible server: ask, and check the reply
+        return "logprobs" in params
+
     def _check_environment(self) -> None:
         """Fail before the first call when the provider's key is missing."""
         if self._checked:
@@ -75,11 +90,14 @@ class LiteLLMModel:
                              "or use --model local")
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None) -> Reply:
+              schema: dict | None = None, logprobs: int | None = None,
+              choices: list[str] | None = None) -> Reply:
         litellm = load_litellm()
         self._check_environment()
         kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0,
                       timeout=self.config.timeout, num_retries=0)
+        if logprobs is not None:
+            kwargs.update(logprobs=True, top_logprobs=max(1, min(logprobs, 20)))
         if self.config.api_base:
             kwargs["api_base"] = self.config.api_base
         if self._api_key:
@@ -114,7 +132,27 @@ class LiteLLMModel:
         details = getattr(usage, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
         return Reply(text, prompt, completion, latency, cached_tokens=cached,
+                     scores=_scores(choice) if logprobs is not None else None,
                      extra={"finish_reason": getattr(choice, "finish_reason", None)})
+
+
+def _scores(choice) -> list[TokenScore] | None:
+    """Token log-probabilities from an OpenAI-style choice; None when the provider sent none
+    (litellm deletes the attribute then, so it is read with getattr)."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content is None and isinstance(getattr(choice, "logprobs", None), dict):
+        content = choice.logprobs.get("content")
+    if not content:
+        return None
+    out = []
+    for item in content:
+        get = item.get if isinstance(item, dict) else lambda k, i=item: getattr(i, k, None)
+        top = {}
+        for alt in get("top_logprobs") or []:
+            alt_get = alt.get if isinstance(alt, dict) else lambda k, a=alt: getattr(a, k, None)
+            top[alt_get("token")] = alt_get("logprob")
+        out.append(TokenScore(get("token") or "", float(get("logprob") or 0.0), top))
+    return out
 
 
 def _short(e: Exception) -> str:

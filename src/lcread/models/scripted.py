@@ -11,27 +11,33 @@ class ScriptedModel:
     """Answers each call with the next scripted output; records every call it receives.
 
     An output may be a string or a function of the messages (to script "wrong first, right after").
-    Tokens are counted as one per four characters (plus four per message), deterministically.
+    An output may also be a Reply (to script log-probabilities for ACS); its text's token counts are
+    recomputed. Tokens are counted as one per four characters (plus four per message), deterministically.
     """
 
     supports_grammar = False
 
-    def __init__(self, outputs: list[str | Callable[[Messages], str]], *, name: str = "scripted",
-                 context_window: int | None = None):
+    def __init__(self, outputs: list[str | Reply | Callable[[Messages], str | Reply]], *, name: str = "scripted",
+                 context_window: int | None = None, supports_logprobs: bool = True):
         self.outputs = list(outputs)
         self.name = name
         self.context_window = context_window
+        self.supports_logprobs = supports_logprobs
         self.calls: list[dict] = []
 
     def count_tokens(self, messages: Messages) -> int:
         return 3 + sum(4 + -(-len(m.get("content") or "") // 4) for m in messages)
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None) -> Reply:
+              schema: dict | None = None, logprobs: int | None = None,
+              choices: list[str] | None = None) -> Reply:
         if not self.outputs:
             raise RuntimeError(f"ScriptedModel ran out of outputs after {len(self.calls)} calls")
         self.calls.append({"messages": [dict(m) for m in messages], "max_tokens": max_tokens,
-                           "grammar": grammar, "schema": schema})
+                           "grammar": grammar, "schema": schema, "logprobs": logprobs, "choices": choices})
         output = self.outputs.pop(0)
-        text = output(messages) if callable(output) else output
-        return Reply(text, self.count_tokens(messages), -(-len(text) // 4), latency=0.0)
+        output = output(messages) if callable(output) else output
+        if isinstance(output, Reply):
+            return Reply(output.text, self.count_tokens(messages), -(-len(output.text) // 4), latency=0.0,
+                         scores=output.scores)
+        return Reply(output, self.count_tokens(messages), -(-len(output) // 4), latency=0.0)
