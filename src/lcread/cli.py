@@ -31,7 +31,8 @@ def ask(
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="local (embedded), local:/path.gguf, "
                                                  "or a litellm model string. Default: $LCREAD_MODEL or local.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of the model server.")] = None,
-    mode: Annotated[str, typer.Option(help="How to read: select (search and bounded reads).")] = "select",
+    mode: Annotated[str, typer.Option(help="How to read: select (search and bounded reads) or acs (chunk by "
+                                        "chunk with running notes, stopped by Answer-Convergence Stopping).")] = "select",
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object with the answer and costs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")] = False,
     trace: Annotated[Optional[Path], typer.Option(help="Append a JSON-lines record of every call and command.")] = None,
@@ -41,15 +42,28 @@ def ask(
     context_limit: Annotated[Optional[int], typer.Option(help="Live context limit in tokens.")] = None,
     compact_at: Annotated[Optional[int], typer.Option(help="Live context at which to compact.")] = None,
     read_chars: Annotated[Optional[int], typer.Option(help="Characters per read (at most 8,000).")] = None,
+    options: Annotated[Optional[list[str]], typer.Option("--options", help="acs: answer options, e.g. "
+                                                         "--options 'A) Anne' --options 'B) Elinor'.")] = None,
+    stop: Annotated[Optional[str], typer.Option(help="acs: stopping policy: acs, full, random, verbalized, end.")] = None,
+    theta: Annotated[Optional[float], typer.Option(help="acs: confidence threshold (0.995).")] = None,
+    epsilon: Annotated[Optional[float], typer.Option(help="acs: stability threshold (0.05).")] = None,
+    window: Annotated[Optional[int], typer.Option(help="acs: stability window w (3).")] = None,
+    chunk_chars: Annotated[Optional[int], typer.Option(help="acs: characters per chunk (24,000).")] = None,
+    notes_chars: Annotated[Optional[int], typer.Option(help="acs: cap on the running notes (6,000).")] = None,
+    seed: Annotated[Optional[int], typer.Option(help="acs: seed of --stop random.")] = None,
 ) -> None:
     """Answer QUESTION about the INPUTS, reading only what it needs."""
-    from lcread.config import ModelConfig, SelectConfig, ToolConfig, env_model
+    from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
     from lcread.display import RichDisplay, SilentDisplay
     from lcread.documents import DocumentStore
     from lcread.trace import JsonlTrace, NullTrace
 
-    if mode != "select":
-        raise LcreadError(f"unknown mode {mode!r}: use --mode select")
+    if mode not in ("select", "acs"):
+        raise LcreadError(f"unknown mode {mode!r}: use --mode select or --mode acs")
+    if stop is not None and stop not in ("acs", "full", "random", "verbalized", "end"):
+        raise LcreadError(f"unknown stopping policy {stop!r}: use --stop acs, full, random, verbalized or end")
+    acs_config = AcsConfig(**_given(stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
+                                    notes_chars=notes_chars, seed=seed))
     select_config = SelectConfig(**_given(max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
                                           context_limit=context_limit, compact_at=compact_at))
     if select_config.compact_at >= select_config.context_limit:
@@ -66,13 +80,17 @@ def ask(
                 typer.echo(f"lcread: warning: {w}", err=True)
         run_trace = JsonlTrace(trace) if trace else NullTrace()
         try:
-            from lcread.agent.select import SelectReader
             from lcread.models import get_model
-            from lcread.tools import ToolRunner
 
-            reader = SelectReader(get_model(model_config), ToolRunner(store, tool_config), display, run_trace,
-                                  select_config)
-            result = reader.run(question)
+            llm = get_model(model_config)
+            if mode == "acs":
+                result = _run_acs(llm, store, question, options, acs_config, display, run_trace)
+            else:
+                from lcread.agent.select import SelectReader
+                from lcread.tools import ToolRunner
+
+                reader = SelectReader(llm, ToolRunner(store, tool_config), display, run_trace, select_config)
+                result = reader.run(question)
         finally:
             if trace:
                 run_trace.close()
@@ -85,6 +103,34 @@ def ask(
             typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
     if not result.final:
         raise typer.Exit(EXIT_LIMIT)
+
+
+def _run_acs(llm, store, question, options, config, display, trace):
+    from lcread.acs.chunks import chunk_store
+    from lcread.acs.policies import make_policy
+    from lcread.acs.probe import Probe, parse_options
+
+    question, pairs = parse_options(question, _split_options(options))
+    probe = Probe(llm, question, pairs, config.top_k, config.draft_tokens)
+    from lcread.acs.reader import FoldReader
+
+    reader = FoldReader(llm, probe, make_policy(config), display, trace, config)  # checks log-probs first
+    display.start(question=question, model=llm.name, mode=f"acs · stop {config.stop}", documents=store.listing(),
+                  limit=llm.context_window or 0)
+    return reader.run(question, chunk_store(store, config.chunk_chars))
+
+
+def _split_options(given: list[str] | None) -> list[str] | None:
+    """`--options` may be repeated, or hold several lettered options in one value."""
+    if not given:
+        return None
+    from lcread.acs.probe import parse_options
+
+    if len(given) == 1:
+        _, pairs = parse_options(given[0])
+        if pairs:
+            return [f"{letter}) {text}" for letter, text in pairs]
+    return given
 
 
 def _given(**values):

@@ -50,6 +50,29 @@ class SelectConfig(_Config):
         return self.model_copy(update={"context_limit": window, "compact_at": int(self.compact_at * scale)})
 
 
+class AcsConfig(_Config):
+    chunk_chars: int = Field(24_000, ge=200)
+    """L: characters per chunk, read in document order."""
+    notes_chars: int = Field(6_000, ge=100)
+    """B: cap on the running notes, enforced in code."""
+    theta: float = Field(0.995, ge=0.0, le=1.0)
+    """Confidence an answer state needs before ACS may stop."""
+    epsilon: float = Field(0.05, ge=0.0, le=1.0)
+    """Largest mean change over the window for the state to count as stable."""
+    window: int = Field(3, ge=2)
+    """w: how many recent answer states the stability test looks at."""
+    stop: str = Field("acs", pattern="^(acs|full|random|verbalized|end)$")
+    """Stopping policy: acs, full, random, verbalized or end."""
+    gate_threshold: float = Field(0.995, ge=0.0, le=1.0)
+    """Verbalized gate: stop when the reported confidence / 100 reaches this."""
+    seed: int = 0
+    """Seed of the random stopping policy."""
+    top_k: int = Field(20, ge=1, le=20)
+    """Log-probabilities read per position for the multiple-choice posterior."""
+    draft_tokens: int = Field(32, ge=1)
+    """Longest open-ended draft the probe generates."""
+
+
 class ModelConfig(_Config):
     name: str = "local"
     """`local` (embedded), `local:/path/model.gguf`, or any litellm model string."""

@@ -17,6 +17,10 @@ class Display(Protocol):
 
     def compaction(self, *, handoff: str, before: int, after: int) -> None: ...
 
+    def chunk(self, *, index: int, total: int, notes_chars: int, answer: str | None,
+              posterior: dict | None, confidence: float | None, change: float | None, gate: object,
+              stop: bool) -> None: ...
+
     def notice(self, message: str) -> None: ...
 
     def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None: ...
@@ -30,6 +34,9 @@ class SilentDisplay:
         pass
 
     def compaction(self, **kw) -> None:
+        pass
+
+    def chunk(self, **kw) -> None:
         pass
 
     def notice(self, message: str) -> None:
@@ -86,6 +93,24 @@ class RichDisplay:
     def compaction(self, *, handoff: str, before: int, after: int) -> None:
         title = f"compacted {before:,} → {after:,} tokens"
         self.console.print(Panel(Text(handoff), title=title, border_style="yellow", expand=False))
+
+    def chunk(self, *, index: int, total: int, notes_chars: int, answer: str | None,
+              posterior: dict | None, confidence: float | None, change: float | None, gate: object,
+              stop: bool) -> None:
+        line = Text.assemble((f"chunk {index:>3}/{total} ", "bold"), (f"notes {notes_chars:>5,} chars", "dim"))
+        if posterior:
+            line.append("  " + " ".join(f"{k} {v:.2f}" for k, v in posterior.items()))
+        elif answer is not None:
+            line.append("  answer ")
+            line.append(repr(answer[:60]), style="bold")
+        if confidence is not None:
+            line.append(f"  conf {confidence:.3f}", style="cyan")
+        if change is not None:
+            line.append(f"  Δ {change:.3f}", style="cyan")
+        if gate is not None:
+            line.append(f"  gate {gate}", style="magenta")
+        line.append("  → stop" if stop else "  → read on", style="green" if stop else "dim")
+        self.console.print(line)
 
     def notice(self, message: str) -> None:
         self.console.print(Text(f"! {message}", style="yellow"))

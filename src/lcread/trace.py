@@ -9,11 +9,11 @@ from typing import Protocol
 
 
 class Trace(Protocol):
-    def event(self, kind: str, **data: object) -> None: ...
+    def event(self, kind: str, /, **data: object) -> None: ...
 
 
 class NullTrace:
-    def event(self, kind: str, **data: object) -> None:
+    def event(self, kind: str, /, **data: object) -> None:
         pass
 
 
@@ -26,7 +26,7 @@ class JsonlTrace:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8")
 
-    def event(self, kind: str, **data: object) -> None:
+    def event(self, kind: str, /, **data: object) -> None:
         record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
         self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         self._file.flush()
@@ -41,7 +41,7 @@ class MemoryTrace:
     def __init__(self):
         self.events: list[dict] = []
 
-    def event(self, kind: str, **data: object) -> None:
+    def event(self, kind: str, /, **data: object) -> None:
         self.events.append({"event": kind, **data})
 
     def of(self, kind: str) -> list[dict]:

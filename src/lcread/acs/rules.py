@@ -1,0 +1,128 @@
+"""Answer-Convergence Stopping (seed 000 §3.2-3.3) and the baseline stopping policies, as pure functions.
+
+An answer state is what the probe read after a fold: the prediction, a confidence in [0, 1], and
+for multiple choice the posterior over the options. The change between consecutive states is the
+Jensen-Shannon divergence of the posteriors (base 2, so in [0, 1]) or 1 - token F1 of the drafts.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import string
+from collections import Counter
+from dataclasses import dataclass, field
+
+ABSTENTIONS = (
+    "not found", "unknown", "not mentioned", "cannot be determined", "can't be determined", "not stated",
+    "not specified", "no answer", "none", "n/a", "not provided", "not available", "not given",
+    "no information", "insufficient information", "not enough information", "i don't know", "i do not know",
+    "unclear", "not in the notes", "the notes do not", "does not mention", "no mention",
+)
+_LABEL = re.compile(r"^\s*(final answer|the answer is|answer|a)\s*[:\-]\s*", re.I)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+
+
+@dataclass
+class AnswerState:
+    """The probe's reading after one fold."""
+
+    answer: str
+    confidence: float
+    posterior: dict[str, float] | None = None
+    """Option letter -> probability, for multiple choice."""
+    eligible: bool = True
+    """False for an empty or abstaining draft: such a state never triggers a stop."""
+    extra: dict = field(default_factory=dict)
+
+
+def normalize(text: str) -> str:
+    """Lower case, answer label, punctuation and articles removed, whitespace collapsed."""
+    text = _LABEL.sub("", text.strip())
+    text = text.lower()
+    text = "".join(ch if ch not in string.punctuation else " " for ch in text)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def token_f1(a: str, b: str) -> float:
+    """SQuAD-style token F1 between two answers after normalisation; two empty answers agree."""
+    ta, tb = normalize(a).split(), normalize(b).split()
+    if not ta and not tb:
+        return 1.0
+    common = sum((Counter(ta) & Counter(tb)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(ta), common / len(tb)
+    return 2 * precision * recall / (precision + recall)
+
+
+def jsd(p: dict[str, float], q: dict[str, float]) -> float:
+    """Jensen-Shannon divergence in bits (0 = identical, 1 = disjoint)."""
+    keys = set(p) | set(q)
+    m = {k: (p.get(k, 0.0) + q.get(k, 0.0)) / 2 for k in keys}
+
+    def kl(x: dict[str, float]) -> float:
+        return sum(x.get(k, 0.0) * math.log2(x[k] / m[k]) for k in keys if x.get(k, 0.0) > 0)
+
+    return max(0.0, (kl(p) + kl(q)) / 2)
+
+
+def is_abstention(answer: str) -> bool:
+    norm = normalize(answer)
+    if not norm:
+        return True
+    return any(re.search(rf"(^|\s){re.escape(a)}($|\s)", norm) for a in _ABSTAIN_NORMALIZED)
+
+
+_ABSTAIN_NORMALIZED = [a for a in (normalize(x) for x in ABSTENTIONS) if a]
+
+
+def change(prev: AnswerState, cur: AnswerState) -> float:
+    """How much the answer state moved between two consecutive steps."""
+    if prev.posterior is not None and cur.posterior is not None:
+        return jsd(prev.posterior, cur.posterior)
+    return 1.0 - token_f1(prev.answer, cur.answer)
+
+
+def stability(states: list[AnswerState], window: int) -> float | None:
+    """Mean change across the last min(t, w) states (their t-1 consecutive changes); None at t = 1."""
+    recent = states[-min(len(states), window):]
+    if len(recent) < 2:
+        return None
+    moves = [change(a, b) for a, b in zip(recent, recent[1:])]
+    return sum(moves) / len(moves)
+
+
+def acs_stop(states: list[AnswerState], theta: float, epsilon: float, window: int) -> bool:
+    """Stop at step t when c_t >= theta, the mean recent change <= epsilon, and the state is eligible."""
+    cur = states[-1]
+    mean_change = stability(states, window)
+    return cur.eligible and cur.confidence >= theta and mean_change is not None and mean_change <= epsilon
+
+
+def posterior_from_top(top: dict[str, float], options: list[str]) -> dict[str, float]:
+    """Renormalise top-k token log-probabilities over the option letters (` B` and `B` count as B).
+
+    Options absent from the top k get no mass; if none is present the posterior is uniform.
+    """
+    mass = {o: 0.0 for o in options}
+    for token, logprob in top.items():
+        key = (token or "").strip().rstrip(")").upper()
+        if key in mass and logprob is not None:
+            mass[key] += math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0:
+        return {o: 1 / len(options) for o in options}
+    return {o: v / total for o, v in mass.items()}
+
+
+def draft_confidence(logprobs: list[float]) -> float:
+    """A draft is only as sure as its least sure token: min over tokens of p(token)."""
+    return math.exp(min(logprobs)) if logprobs else 0.0
+
+
+def random_stop_step(n_chunks: int, seed: int) -> int:
+    """The random baseline's stopping step, uniform over 1..N, fixed by the seed."""
+    return random.Random(seed).randint(1, n_chunks)
