@@ -115,3 +115,36 @@ def test_litellm_path_against_a_real_openai_compatible_server(llama_server, task
     assert out["model"] == "openai/qwen-local"
     assert is_correct(out["answer"], task.answer), out
     assert out["prompt_tokens"] > 0 and out["peak_context"] > 0
+
+
+@pytest.fixture(scope="module")
+def small_doc(tmp_path_factory):
+    lines = synthetic_text(4500, seed=5).splitlines()
+    lines.insert(30, "Elinor hid the letter in the piano before dinner.")
+    path = tmp_path_factory.mktemp("acs") / "letter.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_acs_open_ended_on_the_embedded_model(small_doc):
+    proc = run_cli("ask", "--mode", "acs", "--chunk-chars", "1500", str(small_doc), "Who hid the letter?", "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    assert "elinor" in out["answer"].lower()
+    assert out["chunks_total"] == 4 and 1 <= out["chunks_read"] <= 4 and len(out["states"]) == out["chunks_read"]
+    assert all(0 < s["confidence"] <= 1 for s in out["states"])
+    assert out["states"][0]["answer"] and out["tokens_by_kind"]["fold"] > out["tokens_by_kind"]["probe"] > 0
+    assert sum(out["tokens_by_kind"].values()) == out["total_tokens"]
+
+
+def test_acs_multiple_choice_on_the_embedded_model(small_doc):
+    proc = run_cli("ask", "--mode", "acs", "--chunk-chars", "1500", str(small_doc),
+                   "Who hid the letter? A) Anne B) Elinor C) Marianne D) Lucy", "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    # the 0.5B model's letter posterior is close to uniform: it never reaches theta, so it reads to the end
+    assert out["answer"][0] in "ABCD" and out["stop_reason"] == "read to the end"
+    for state in out["states"]:
+        assert set(state["posterior"]) == set("ABCD")
+        assert sum(state["posterior"].values()) == pytest.approx(1.0, abs=1e-4)
+        assert state["confidence"] == pytest.approx(max(state["posterior"].values()), abs=1e-5)

@@ -117,8 +117,8 @@ class FoldReader:
         budget = self.config.notes_chars // 3 + 64
         self.fits(messages, budget)
         reply = self.call("fold", messages, max_tokens=budget)
-        kept, dropped = grounded_lines(reply.text, text)
         room, added = self.config.notes_chars // 4, []
+        kept, dropped = grounded_lines(reply.text, text, longest=min(400, room - 1))
         for line in kept:  # one fold may add at most a quarter of the cap: a flood cannot wash out the notes
             if sum(len(a) + 1 for a in added) + len(line) + 1 > room:
                 dropped.append(line)

@@ -1,0 +1,72 @@
+"""Policies compared over one recorded reading (seed 000, App. A): read every chunk once with the fold,
+the probe and both gates, then replay each stopping policy on that trajectory, charging it only for the
+calls it would have made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lcread.acs.chunks import Chunk
+from lcread.acs.policies import Policy, parse_end, parse_verbalized
+from lcread.acs.reader import FoldReader
+from lcread.acs.rules import AnswerState
+from lcread.agent.result import RunStats
+
+
+@dataclass
+class Step:
+    fold_tokens: int
+    probe_tokens: int
+    state: AnswerState
+    verbalized: float | None
+    verbalized_tokens: int
+    end: bool
+    end_tokens: int
+
+
+@dataclass
+class Outcome:
+    policy: str
+    stop: int
+    """Chunks read (1-based step at which the policy stopped)."""
+    answer: str
+    tokens: int
+    probe_tokens: int
+    states: list[AnswerState] = field(default_factory=list, repr=False)
+
+
+def record(reader: FoldReader, question: str, chunks: list[Chunk]) -> list[Step]:
+    """Fold every chunk, probing and asking both gates after each fold."""
+    steps, notes = [], ""
+    reader.stats, reader.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
+    for chunk in chunks:
+        before = dict(reader.by_kind)
+        notes = reader.fold(question, notes, chunk)
+        state = reader.read_state(notes)
+        mid = dict(reader.by_kind)
+        text, reply = reader.probe.gate("verbalized", notes)
+        reader.account("gate", reply)
+        verbalized, v_tokens = parse_verbalized(text), reply.prompt_tokens + reply.completion_tokens
+        text, reply = reader.probe.gate("end", notes)
+        reader.account("gate", reply)
+        steps.append(Step(mid["fold"] - before["fold"], mid["probe"] - before["probe"], state, verbalized, v_tokens,
+                          parse_end(text), reply.prompt_tokens + reply.completion_tokens))
+    return steps
+
+
+def replay(policy: Policy, steps: list[Step]) -> Outcome:
+    """Where the policy stops on this trajectory, what it answers, and what it pays."""
+    n = len(steps)
+    states, gates = [], []
+    for t, step in enumerate(steps, start=1):
+        states.append(step.state)
+        if policy.gate:
+            gates.append(step.verbalized if policy.gate == "verbalized" else step.end)
+        if policy.should_stop(t, n, states if policy.probes_every_step else [], gates) or t == n:
+            break
+    read = steps[:t]
+    probe = sum(s.probe_tokens for s in read) if policy.probes_every_step else read[-1].probe_tokens
+    gate = sum((s.verbalized_tokens if policy.gate == "verbalized" else s.end_tokens) for s in read) \
+        if policy.gate else 0
+    tokens = sum(s.fold_tokens for s in read) + probe + gate
+    return Outcome(policy.name, t, read[-1].state.answer, tokens, probe, states)

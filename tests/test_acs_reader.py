@@ -1,0 +1,167 @@
+import math
+
+import pytest
+
+from lcread.acs.chunks import chunk_store, cut_point
+from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, VerbalizedPolicy
+from lcread.acs.probe import Probe
+from lcread.acs.reader import FoldReader, grounded_lines
+from lcread.acs.rules import random_stop_step
+from lcread.config import AcsConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.errors import LcreadError
+from lcread.models import Reply, TokenScore
+from lcread.models.scripted import ScriptedModel
+from lcread.trace import MemoryTrace
+
+NEEDLE = "The vault code is 7261."
+QUESTION = "What is the vault code?"
+
+
+@pytest.fixture
+def store(write):
+    parts = [f"Part {i} " + "filler words here. " * 9 + "\n" for i in range(1, 7)]
+    parts[2] = parts[2].replace("filler words here. ", NEEDLE + " ", 1)
+    return DocumentStore.open([str(write("doc.txt", "".join(parts)))])
+
+
+def draft(text: str, p: float = 0.999) -> Reply:
+    return Reply(text, 0, 0, 0.0, scores=[TokenScore(text, math.log(p))])
+
+
+def brain(probe_answers=None, gate=None, fold=None):
+    """Replies by prompt kind; the probe's reply depends on whether the notes hold the needle."""
+    calls = {"fold": 0, "probe": 0, "gate": 0}
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        if text.startswith("New part"):
+            calls["fold"] += 1
+            return fold(text) if fold else ("The vault code is 7261." if NEEDLE in text else "nothing relevant")
+        if "0 to 100" in text or "END if they do" in text:
+            calls["gate"] += 1
+            return gate(text, calls["gate"])
+        calls["probe"] += 1
+        if probe_answers:
+            return probe_answers(text, calls["probe"])
+        return draft("7261") if NEEDLE in text else draft("not found", 0.99)
+
+    return reply, calls
+
+
+def run(store, policy, replies, config=None, logprobs=True):
+    model = ScriptedModel([replies] * 200, supports_logprobs=logprobs)
+    trace = MemoryTrace()
+    config = config or AcsConfig(chunk_chars=200, notes_chars=600)
+    reader = FoldReader(model, Probe(model, QUESTION, []), policy, SilentDisplay(), trace, config)
+    return reader.run(QUESTION, chunk_store(store, config.chunk_chars)), trace, model
+
+
+def test_chunks_cover_the_document_in_order_at_boundaries(store):
+    chunks = chunk_store(store, 200)
+    assert [c.index for c in chunks] == list(range(1, 7))
+    assert chunks[0].start == 0 and chunks[-1].end == store.docs[0].size
+    assert all(a.end == b.start for a, b in zip(chunks, chunks[1:]))
+    assert all(c.text().endswith("\n") for c in chunks)  # cut at the line ends near 200
+    assert NEEDLE in chunks[2].text()
+
+
+def test_cut_point_prefers_boundaries_and_never_splits_a_character():
+    assert cut_point(b"a" * 16 + b". bbX", 20) == 18  # a sentence end in the last 20%
+    assert cut_point(b"a" * 16 + b"\nb. cX", 20) == 17  # a line end beats a sentence end
+    assert cut_point(b"a" * 8 + b". " + b"b" * 12, 20) == 20  # nothing near the cut: cut at the size
+    assert cut_point(b"x" * 17 + "é".encode() + b"yy", 18) == 17  # byte 18 is inside é
+
+
+def test_acs_stops_once_the_answer_is_confident_and_stable(store):
+    replies, calls = brain()
+    result, trace, _ = run(store, AcsPolicy(0.995, 0.05, 3), replies)
+    # needle in chunk 3: states 3 and 4 agree, but the window (2,3,4) still holds the change at 3
+    assert (result.answer, result.chunks_read, result.reason) == ("7261", 5, "acs stopped")
+    assert calls == {"fold": 5, "probe": 5, "gate": 0}
+    assert [s["answer"] for s in result.states] == ["not found", "not found", "7261", "7261", "7261"]
+    assert result.states[-1]["change"] == 0.0 and result.states[-1]["stop"] is True
+    assert result.tokens_by_kind["gate"] == 0 and result.tokens_by_kind["fold"] > 0
+
+
+def test_acs_never_stops_on_an_abstention_and_reads_to_the_end(store):
+    replies, calls = brain(probe_answers=lambda text, n: draft("not found", 1.0))
+    result, _, _ = run(store, AcsPolicy(0.995, 0.05, 3), replies)
+    assert (result.chunks_read, result.reason, result.answer) == (6, "read to the end", "not found")
+
+
+def test_acs_reads_to_the_end_when_confidence_stays_low(store):
+    replies, _ = brain(probe_answers=lambda text, n: draft("7261", 0.9))
+    result, _, _ = run(store, AcsPolicy(0.995, 0.05, 3), replies)
+    assert result.chunks_read == 6 and result.answer == "7261"
+
+
+def test_full_reading_probes_once_at_the_end(store):
+    replies, calls = brain()
+    result, _, _ = run(store, FullPolicy(), replies)
+    assert (result.chunks_read, result.answer) == (6, "7261")
+    assert calls == {"fold": 6, "probe": 1, "gate": 0}
+    assert [s.get("answer") for s in result.states] == [None] * 5 + ["7261"]
+
+
+def test_random_stops_where_its_seed_says(store):
+    replies, calls = brain()
+    result, _, _ = run(store, RandomPolicy(seed=5), replies)
+    step = random_stop_step(6, 5)
+    assert result.chunks_read == step and calls == {"fold": step, "probe": 1, "gate": 0}
+
+
+def test_verbalized_and_end_gates_are_asked_after_every_fold(store):
+    replies, calls = brain(gate=lambda text, n: "100" if NEEDLE in text else "40")
+    result, _, _ = run(store, VerbalizedPolicy(0.995), replies)
+    assert (result.chunks_read, result.answer) == (3, "7261")
+    assert calls == {"fold": 3, "probe": 1, "gate": 3} and result.tokens_by_kind["gate"] > 0
+    replies, calls = brain(gate=lambda text, n: "END" if n == 2 else "CONTINUE")
+    result, _, _ = run(store, EndPolicy(), replies)
+    assert result.chunks_read == 2 and result.answer == "not found"  # stopped before the evidence
+    assert calls == {"fold": 2, "probe": 1, "gate": 2}
+
+
+def test_a_backend_without_logprobs_fails_before_reading(store):
+    replies, calls = brain()
+    with pytest.raises(LcreadError, match="--stop verbalized, --stop end or --stop full"):
+        run(store, AcsPolicy(0.995, 0.05, 3), replies, logprobs=False)
+    assert calls["fold"] == 0
+
+
+def test_notes_hold_only_what_the_chunk_says_and_stay_under_the_cap(store):
+    flood = lambda text: "\n".join(line for line in text.splitlines() if line.startswith("Part")) + "\nI made this up"
+    replies, _ = brain(fold=flood)
+    config = AcsConfig(chunk_chars=200, notes_chars=300)
+    result, trace, model = run(store, FullPolicy(), replies, config=config)
+    assert all(s["notes_chars"] <= 300 for s in result.states)
+    dropped = [line for e in trace.of("fold_dropped") for line in e["lines"]]
+    assert "I made this up" in dropped
+    assert trace.of("notes_over_cap")
+
+
+def test_grounded_lines_expand_a_quote_to_its_source_line():
+    chunk = "first line\nThe vault code is 7261, said Ann.\nlast line\n"
+    kept, dropped = grounded_lines("7261\nThe code is 9999.\n- LAST LINE", chunk)
+    assert kept == ["The vault code is 7261, said Ann.", "last line"]
+    assert dropped == ["The code is 9999."]
+
+
+def test_replay_charges_each_policy_for_its_own_calls(store):
+    from lcread.acs.replay import record, replay
+
+    replies, calls = brain(gate=lambda text, n: "END" if NEEDLE in text else "CONTINUE")
+    model = ScriptedModel([replies] * 200)
+    config = AcsConfig(chunk_chars=200, notes_chars=600)
+    reader = FoldReader(model, Probe(model, QUESTION, []), FullPolicy(), SilentDisplay(), MemoryTrace(), config)
+    steps = record(reader, QUESTION, chunk_store(store, 200))
+    assert calls == {"fold": 6, "probe": 6, "gate": 12} and len(steps) == 6
+    full, acs, end = (replay(p, steps) for p in (FullPolicy(), AcsPolicy(0.995, 0.05, 3), EndPolicy()))
+    folds = [s.fold_tokens for s in steps]
+    assert (full.stop, full.answer) == (6, "7261")
+    assert full.tokens == sum(folds) + steps[-1].probe_tokens
+    assert (acs.stop, acs.answer) == (5, "7261")
+    assert acs.tokens == sum(folds[:5]) + sum(s.probe_tokens for s in steps[:5])
+    assert (end.stop, end.answer) == (3, "7261")
+    assert end.tokens == sum(folds[:3]) + steps[2].probe_tokens + sum(s.end_tokens for s in steps[:3])
