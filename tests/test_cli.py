@@ -82,3 +82,12 @@ def _file(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
+
+
+def test_acs_on_a_backend_without_logprobs_fails_before_reading(tmp_path):
+    doc = _file(tmp_path / "d.txt", b"some text\n" * 50)
+    proc = run_cli("ask", "--mode", "acs", str(doc), "q?", "--model", "anthropic/claude-3-5-sonnet-latest")
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "needs token log-probabilities" in err and "--stop verbalized" in err
+    proc = run_cli("ask", "--mode", "acs", str(doc), "q?", "--stop", "sometimes")
+    assert proc.returncode == 1 and "unknown stopping policy 'sometimes'" in proc.stderr.decode()
