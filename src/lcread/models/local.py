@@ -8,6 +8,7 @@ history means only the new tokens are processed, and we report how many were reu
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -65,18 +66,27 @@ class LocalModel:
         return len(self.tokens(messages))
 
     def _grammar(self, grammar: str | None, schema: dict | None):
-        if schema is not None:
-            import json
+        """GBNF for the reply: a grammar, a JSON schema, or both (a line in the grammar, then the JSON)."""
+        import json
 
-            key = json.dumps(schema, sort_keys=True)
-            if key not in self._grammars:
-                self._grammars[key] = self._llama_cpp.LlamaGrammar.from_json_schema(key, verbose=False)
-            return self._grammars[key]
-        if grammar is None:
+        key = (grammar or "") + "\0" + (json.dumps(schema, sort_keys=True) if schema is not None else "")
+        if key == "\0":
             return None
-        if grammar not in self._grammars:
-            self._grammars[grammar] = self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
-        return self._grammars[grammar]
+        if key not in self._grammars:
+            text = grammar
+            if schema is not None:
+                from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+                as_json = json_schema_to_gbnf(json.dumps(schema))
+                if grammar is None:
+                    text = as_json
+                else:  # both: rename each root and join them with a newline
+                    rename = re.compile(r"^root(\s*::=)", re.M)
+                    text = (rename.sub(r"line-root\1", grammar, count=1) + "\n"
+                            + rename.sub(r"json-root\1", as_json, count=1)
+                            + '\nroot ::= line-root "\\n" json-root\n')
+            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(text, verbose=False)
+        return self._grammars[key]
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
               schema: dict | None = None, logprobs: int | None = None,

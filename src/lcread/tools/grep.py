@@ -36,7 +36,8 @@ class GrepResult:
 
 
 def rg_args(cmd, paths: list[str]) -> list[str]:
-    args = ["--no-config", "--line-number", "--with-filename", "--no-heading", "--color=never"]
+    # One thread: files are searched, and reported, in the order the documents were given.
+    args = ["--no-config", "-j1", "--line-number", "--with-filename", "--no-heading", "--color=never"]
     for flag, rg_flag in (("-i", "--ignore-case"), ("-w", "--word-regexp"), ("-F", "--fixed-strings")):
         if flag in cmd.flags:
             args.append(rg_flag)
