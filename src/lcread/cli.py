@@ -31,8 +31,9 @@ def ask(
     model: Annotated[Optional[str], typer.Option("--model", "-m", help="local (embedded), local:/path.gguf, "
                                                  "or a litellm model string. Default: $LCREAD_MODEL or local.")] = None,
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of the model server.")] = None,
-    mode: Annotated[str, typer.Option(help="How to read: select (search and bounded reads) or acs (chunk by "
-                                        "chunk with running notes, stopped by Answer-Convergence Stopping).")] = "select",
+    mode: Annotated[str, typer.Option(help="How to read: select (search and bounded reads), sac (one command "
+                                        "per fresh context, with a written state) or acs (chunk by chunk with "
+                                        "running notes, stopped by Answer-Convergence Stopping).")] = "select",
     json_out: Annotated[bool, typer.Option("--json", help="Print one JSON object with the answer and costs.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Show no progress.")] = False,
     trace: Annotated[Optional[Path], typer.Option(help="Append a JSON-lines record of every call and command.")] = None,
@@ -58,8 +59,8 @@ def ask(
     from lcread.documents import DocumentStore
     from lcread.trace import JsonlTrace, NullTrace
 
-    if mode not in ("select", "acs"):
-        raise LcreadError(f"unknown mode {mode!r}: use --mode select or --mode acs")
+    if mode not in ("select", "sac", "acs"):
+        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     if stop is not None and stop not in ("acs", "full", "random", "verbalized", "end"):
         raise LcreadError(f"unknown stopping policy {stop!r}: use --stop acs, full, random, verbalized or end")
     acs_config = AcsConfig(**_given(stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
@@ -86,11 +87,12 @@ def ask(
             if mode == "acs":
                 result = _run_acs(llm, store, question, options, acs_config, display, run_trace)
             else:
+                from lcread.agent.sac import SacReader
                 from lcread.agent.select import SelectReader
                 from lcread.tools import ToolRunner
 
-                reader = SelectReader(llm, ToolRunner(store, tool_config), display, run_trace, select_config)
-                result = reader.run(question)
+                loop = SacReader if mode == "sac" else SelectReader
+                result = loop(llm, ToolRunner(store, tool_config), display, run_trace, select_config).run(question)
         finally:
             if trace:
                 run_trace.close()

@@ -21,6 +21,8 @@ class Display(Protocol):
               posterior: dict | None, confidence: float | None, change: float | None, gate: object,
               stop: bool) -> None: ...
 
+    def state(self, *, added: list[str], done: list[str], current: str) -> None: ...
+
     def notice(self, message: str) -> None: ...
 
     def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None: ...
@@ -37,6 +39,9 @@ class SilentDisplay:
         pass
 
     def chunk(self, **kw) -> None:
+        pass
+
+    def state(self, **kw) -> None:
         pass
 
     def notice(self, message: str) -> None:
@@ -110,6 +115,15 @@ class RichDisplay:
         if gate is not None:
             line.append(f"  gate {gate}", style="magenta")
         line.append("  → stop" if stop else "  → read on", style="green" if stop else "dim")
+        self.console.print(line)
+
+    def state(self, *, added: list[str], done: list[str], current: str) -> None:
+        line = Text("      state: ", style="dim")
+        line.append(current[:100], style="italic")
+        for fact in added:
+            line.append(f"\n      + finding: {fact[:120]}", style="green")
+        for step in done:
+            line.append(f"\n      ✓ done: {step[:120]}", style="cyan")
         self.console.print(line)
 
     def notice(self, message: str) -> None:

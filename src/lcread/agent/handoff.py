@@ -54,29 +54,15 @@ class Handoff(HandoffDraft):
                 f"Next steps:\n{bullets(self.next_steps)}\nCommands already run:\n{bullets(self.commands_run[-15:])}")
 
 
-def draft_schema() -> dict:
-    """JSON schema the embedded model's output is constrained to."""
-    schema = {
-        "type": "object",
-        "properties": {
-            "current_step": {"type": "string", "maxLength": 300},
-            "plan": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 5},
-            "completion_requirements": {"type": "array", "items": {"type": "string", "maxLength": 200},
-                                        "maxItems": 4},
-            "findings": {"type": "array", "maxItems": 8, "items": {
-                "type": "object",
-                "properties": {"fact": {"type": "string", "minLength": 1, "maxLength": 300},
-                               "document": {"type": "string", "maxLength": 120},
-                               "lines": {"type": "string", "maxLength": 24}},
-                "required": ["fact", "document", "lines"]}},
-            "next_steps": {"type": "array", "items": {"type": "string", "maxLength": 200}, "maxItems": 4},
-        },
-        "required": ["current_step", "plan", "completion_requirements", "findings", "next_steps"],
-    }
-    return schema
+def split_reply(text: str) -> tuple[str, str]:
+    """A sac reply: the command on its first line, the JSON state after it (fences tolerated)."""
+    lines = [ln for ln in text.strip().splitlines() if not ln.strip().startswith("```")]
+    if not lines:
+        return "", ""
+    return lines[0].strip(), "\n".join(lines[1:])
 
 
-def parse_handoff(text: str, task: str, commands_run: list[str]) -> Handoff:
+def parse_draft(text: str) -> HandoffDraft:
     """Validate the model's JSON (fences and prose around it are tolerated); raise ValueError if bad."""
     match = re.search(r"\{.*\}", text, re.S)
     if not match:
@@ -92,7 +78,12 @@ def parse_handoff(text: str, task: str, commands_run: list[str]) -> Handoff:
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(map(str, err['loc']))}: {err['msg']}" for err in e.errors()[:5])
         raise ValueError(problems) from None
-    return Handoff(task=task, commands_run=commands_run, **draft.model_dump())
+    return draft
+
+
+def parse_handoff(text: str, task: str, commands_run: list[str]) -> Handoff:
+    """The model's handoff with the task copied in by lcread; raise ValueError if the JSON is bad."""
+    return Handoff(task=task, commands_run=commands_run, **parse_draft(text).model_dump())
 
 
 def fallback_handoff(task: str, commands_run: list[str], findings: list[Finding]) -> Handoff:

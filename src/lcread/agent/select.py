@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from lcread import prompts
 from lcread.agent.base import CommandLoop
-from lcread.agent.handoff import Handoff, draft_schema, fallback_handoff, parse_handoff, prune_to_fit
+from lcread.agent.handoff import Handoff, fallback_handoff, parse_handoff, prune_to_fit
 from lcread.errors import FormatError, Submitted
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
@@ -23,6 +23,9 @@ class SelectReader(CommandLoop):
         self.messages: Messages = [{"role": "system", "content": system},
                                    {"role": "user", "content": prompts.render("select_task", question=question)}]
         self.handoff: Handoff | None = None
+        names = [d.name for d in self.tools.store.docs]
+        self.handoff_grammar = prompts.state_grammar(names, 5, 8, after_command=False) \
+            if self.model.supports_grammar else None
 
     def step(self) -> None:
         self.check_limits()
@@ -73,7 +76,7 @@ class SelectReader(CommandLoop):
         history = prune_to_fit(self.messages + [request], self.model.count_tokens, budget)
         handoff, error = None, None
         for _ in range(2):
-            reply = self.query(history, self.config.handoff_tokens, schema=draft_schema())
+            reply = self.query(history, self.config.handoff_tokens, grammar=self.handoff_grammar)
             try:
                 handoff = parse_handoff(reply.text, self.question, commands)
                 break

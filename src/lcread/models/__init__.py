@@ -41,12 +41,12 @@ class Model(Protocol):
     context_window: int | None
     """Tokens the model can attend to, when known."""
     supports_grammar: bool
-    """Whether `grammar=` (GBNF) and `schema=` constrain generation."""
+    """Whether `grammar=` (GBNF) constrains generation."""
     supports_logprobs: bool
     """Whether `logprobs=K` returns token log-probabilities (ACS needs them)."""
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None, logprobs: int | None = None,
+              logprobs: int | None = None,
               choices: list[str] | None = None) -> Reply:
         """One completion. `logprobs=K` asks for each token's log-probability and the top K alternatives;
         `choices` restricts a one-token reply to these strings (option letters) where the backend can."""

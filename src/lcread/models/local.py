@@ -8,7 +8,6 @@ history means only the new tokens are processed, and we report how many were reu
 from __future__ import annotations
 
 import os
-import re
 import threading
 import time
 from pathlib import Path
@@ -65,31 +64,15 @@ class LocalModel:
     def count_tokens(self, messages: Messages) -> int:
         return len(self.tokens(messages))
 
-    def _grammar(self, grammar: str | None, schema: dict | None):
-        """GBNF for the reply: a grammar, a JSON schema, or both (a line in the grammar, then the JSON)."""
-        import json
-
-        key = (grammar or "") + "\0" + (json.dumps(schema, sort_keys=True) if schema is not None else "")
-        if key == "\0":
+    def _grammar(self, grammar: str | None):
+        if grammar is None:
             return None
-        if key not in self._grammars:
-            text = grammar
-            if schema is not None:
-                from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-                as_json = json_schema_to_gbnf(json.dumps(schema))
-                if grammar is None:
-                    text = as_json
-                else:  # both: rename each root and join them with a newline
-                    rename = re.compile(r"^root(\s*::=)", re.M)
-                    text = (rename.sub(r"line-root\1", grammar, count=1) + "\n"
-                            + rename.sub(r"json-root\1", as_json, count=1)
-                            + '\nroot ::= line-root "\\n" json-root\n')
-            self._grammars[key] = self._llama_cpp.LlamaGrammar.from_string(text, verbose=False)
-        return self._grammars[key]
+        if grammar not in self._grammars:
+            self._grammars[grammar] = self._llama_cpp.LlamaGrammar.from_string(grammar, verbose=False)
+        return self._grammars[grammar]
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None, logprobs: int | None = None,
+              logprobs: int | None = None,
               choices: list[str] | None = None) -> Reply:
         with self._lock:  # one llama.cpp context: calls are serialised
             tokens = self.tokens(messages)
@@ -102,7 +85,7 @@ class LocalModel:
                 return self._scored(tokens, max_tokens, logprobs, choices, cached, started)
             out = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, top_k=1,
                                              repeat_penalty=1.0, stop=self._stop,
-                                             grammar=self._grammar(grammar, schema))
+                                             grammar=self._grammar(grammar))
             latency = time.monotonic() - started
         usage = out["usage"]
         # llama.cpp re-evaluates at least the last prompt token even on a full prefix hit.

@@ -90,7 +90,7 @@ class LiteLLMModel:
                              "or use --model local")
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None, logprobs: int | None = None,
+              logprobs: int | None = None,
               choices: list[str] | None = None) -> Reply:
         litellm = load_litellm()
         self._check_environment()

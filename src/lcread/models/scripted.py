@@ -29,12 +29,12 @@ class ScriptedModel:
         return 3 + sum(4 + -(-len(m.get("content") or "") // 4) for m in messages)
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              schema: dict | None = None, logprobs: int | None = None,
+              logprobs: int | None = None,
               choices: list[str] | None = None) -> Reply:
         if not self.outputs:
             raise RuntimeError(f"ScriptedModel ran out of outputs after {len(self.calls)} calls")
         self.calls.append({"messages": [dict(m) for m in messages], "max_tokens": max_tokens,
-                           "grammar": grammar, "schema": schema, "logprobs": logprobs, "choices": choices})
+                           "grammar": grammar, "logprobs": logprobs, "choices": choices})
         output = self.outputs.pop(0)
         output = output(messages) if callable(output) else output
         if isinstance(output, Reply):

@@ -1,0 +1,106 @@
+"""sac: single-action compaction (seed 003 §5, DESIGN §6).
+
+Every step is a fresh conversation holding only the task, the state and the last observation; the
+model returns one command and the updated state, which is its only memory. The task is lcread's copy.
+"""
+
+from __future__ import annotations
+
+from lcread import prompts
+from lcread.agent.base import CommandLoop
+from lcread.agent.handoff import Handoff, HandoffDraft, parse_draft, split_reply
+from lcread.errors import FormatError, Submitted
+from lcread.models import Messages
+from lcread.tools import USAGE, Command, Observation, ParseError, parse
+
+class SacReader(CommandLoop):
+    mode = "sac"
+
+    def begin(self, question: str) -> None:
+        self.system = prompts.render("sac_system", usage=USAGE, documents=self.tools.store.listing())
+        self.state = Handoff(task=question, current_step="starting: nothing read yet",
+                             plan=["search for the question's key terms", "read around the best hit", "answer"],
+                             completion_requirements=["a passage that states the answer"], next_steps=[])
+        self.last = "No command run yet."
+        names = [d.name for d in self.tools.store.docs]
+        self.reply_grammar = prompts.state_grammar(names, 4, 6, after_command=True) \
+            if self.model.supports_grammar else None
+
+    def messages(self) -> Messages:
+        state = self.state.render()
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": prompts.render("sac_step", question=self.question, state=state,
+                                                           last=self.last)}]
+
+    def step(self) -> None:
+        self.check_limits()
+        messages = self.messages()
+        budget = self.config.command_tokens + self.config.handoff_tokens
+        reply = self.query(messages, budget, grammar=self.reply_grammar)
+        self.stats.steps += 1
+        command, draft, error = _read(reply.text)
+        if error:  # once back to the model with the error, in the same fresh conversation
+            retry = messages + [{"role": "assistant", "content": reply.text},
+                                {"role": "user", "content": f"error: {error}. Reply again: the command on the "
+                                                            "first line, then the JSON state."}]
+            reply = self.query(retry, budget, grammar=self.reply_grammar)
+            command, draft, error = _read(reply.text)
+        if draft is None:
+            self.trace.event("state_kept", step=self.stats.steps, error=error)
+        if command is None:
+            raise FormatError(error or "no command on the first line")
+        self.format_errors = 0
+        before = self.state
+        if draft is not None:
+            self.state = Handoff(task=self.question, commands_run=before.commands_run, **draft.model_dump())
+        if command.name == "answer":
+            raise Submitted(command.answer)
+        observation = self.execute(command)
+        self.state.commands_run = [*before.commands_run, command.text][-15:]
+        self.observe(command, observation, before)
+
+    def observe(self, command: Command, observation: Observation, before: Handoff) -> None:
+        self.last = prompts.render("sac_last", step=self.stats.steps, command=command.text, output=observation.text)
+        added = [f.fact for f in self.state.findings if f not in before.findings]
+        done = [p for p in before.plan if p not in self.state.plan]
+        context = self.model.count_tokens(self.messages())
+        self.trace.event("command", step=self.stats.steps, command=command.text, chars=observation.chars,
+                         truncated=observation.truncated, error=observation.error, findings_added=added,
+                         plan_done=done, state=self.state.model_dump())
+        self.display.step(number=self.stats.steps, command=command.text, observation=observation.text,
+                          truncated=observation.truncated, error=observation.error, context=context,
+                          limit=self.config.context_limit)
+        self.display.state(added=added, done=done, current=self.state.current_step)
+
+    def on_format_error(self, error: str) -> None:
+        self.format_errors += 1
+        self.last = f"Step {self.stats.steps}: your reply was not usable ({error}). Reply with a command on the " \
+                    "first line, then the JSON state."
+        self.trace.event("format_error", step=self.stats.steps, error=error)
+        self.display.step(number=self.stats.steps, command="(no command)", observation=error, truncated=False,
+                          error=True, context=self.model.count_tokens(self.messages()),
+                          limit=self.config.context_limit)
+
+    def limit_messages(self, reason: str) -> Messages:
+        return self.messages() + [{"role": "user", "content": prompts.render("limit_answer", reason=reason)}]
+
+    def found_so_far(self) -> str:
+        return "; ".join(f.fact for f in self.state.findings)
+
+
+def _read(text: str) -> tuple[Command | None, HandoffDraft | None, str | None]:
+    """The command and the state draft of a reply, and what was wrong with either."""
+    line, rest = split_reply(text)
+    command = draft = None
+    errors = []
+    try:
+        command = parse(line)
+    except ParseError as e:
+        errors.append(f"first line: {e}".splitlines()[0])
+    if command is not None and command.name == "answer" and not rest.strip():
+        return command, None, None  # an answer needs no new state
+    try:
+        draft = parse_draft(rest)
+    except ValueError as e:
+        errors.append(f"state: {e}")
+    return command, draft, "; ".join(errors) or None

@@ -1,0 +1,97 @@
+import json
+
+import pytest
+
+from lcread.agent.sac import SacReader
+from lcread.config import SelectConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.models.scripted import ScriptedModel
+from lcread.tools import ToolRunner
+from lcread.trace import MemoryTrace
+
+QUESTION = "What is the special magic number for quiet-harbor?"
+
+
+def state(findings=(), plan=("search", "answer"), current="searching", task=None):
+    data = {"current_step": current, "plan": list(plan), "completion_requirements": ["the number"],
+            "findings": [{"fact": f, "document": "hay.txt", "lines": "150-150"} for f in findings],
+            "next_steps": ["read around the hit"]}
+    if task:
+        data["task"] = task
+    return json.dumps(data)
+
+
+@pytest.fixture
+def store(write):
+    lines = [f"filler line {i} about the river" for i in range(1, 301)]
+    lines[149] = "The special magic number for quiet-harbor is 4817263."
+    return DocumentStore.open([str(write("hay.txt", "\n".join(lines) + "\n"))])
+
+
+def run(store, outputs, config=None):
+    model = ScriptedModel(outputs)
+    trace = MemoryTrace()
+    result = SacReader(model, ToolRunner(store), SilentDisplay(), trace, config).run(QUESTION)
+    return result, model, trace
+
+
+def test_each_step_is_a_fresh_context_with_task_state_and_last_observation(store):
+    result, model, trace = run(store, [
+        'grep -i "quiet-harbor"\n' + state(),
+        "read hay.txt 149 151\n" + state(["quiet-harbor's number is 4817263"], plan=["answer"]),
+        'answer "4817263"',
+    ])
+    assert (result.answer, result.final, result.stats.steps) == ("4817263", True, 3)
+    for call in model.calls:
+        assert len(call["messages"]) == 2  # system + one user message: no history
+        assert call["messages"][1]["content"].startswith(f"Task: {QUESTION}")
+    second, third = model.calls[1]["messages"][1]["content"], model.calls[2]["messages"][1]["content"]
+    assert "hay.txt:150:The special magic number for quiet-harbor is 4817263." in second
+    assert "Step 2. Output of your last command `read hay.txt 149 151`" in third
+    assert "hay.txt:150" not in third  # the older observation is gone
+    assert "- quiet-harbor's number is 4817263 [hay.txt lines 150-150]" in third  # carried by the state
+    events = trace.of("command")
+    assert events[1]["findings_added"] == ["quiet-harbor's number is 4817263"]
+    assert events[1]["plan_done"] == ["search"]
+
+
+def test_the_task_cannot_be_rewritten_by_the_model(store):
+    result, model, trace = run(store, [
+        "grep harbor -m 1\n" + state(task="What colour is the sky?"),
+        'answer "4817263"',
+    ])
+    assert trace.of("command")[0]["state"]["task"] == QUESTION
+    assert f"Task: {QUESTION}" in model.calls[1]["messages"][1]["content"]
+    assert "sky" not in model.calls[1]["messages"][1]["content"]
+
+
+def test_a_malformed_state_is_retried_once_then_the_old_state_is_kept(store):
+    result, model, trace = run(store, [
+        'grep -i "quiet-harbor"\n' + state(["the number is on line 150"]),
+        "read hay.txt 149 151\n{not json",
+        "read hay.txt 149 151\n{still: not json}",
+        'answer "4817263"',
+    ])
+    assert result.answer == "4817263"
+    retry = model.calls[2]["messages"]
+    assert len(retry) == 4 and retry[3]["content"].startswith("error: state: the reply holds no JSON object")
+    kept = trace.of("state_kept")
+    assert len(kept) == 1 and kept[0]["step"] == 2
+    assert trace.of("command")[1]["state"]["findings"][0]["fact"] == "the number is on line 150"
+    assert "the number is on line 150" in model.calls[3]["messages"][1]["content"]
+
+
+def test_a_reply_without_a_command_is_a_format_error(store):
+    result, model, trace = run(store, ["hello\n" + state(), "hello again\n" + state(),
+                                       'answer "4817263"'])
+    assert result.answer == "4817263" and len(trace.of("format_error")) == 1
+    assert "your reply was not usable" in model.calls[2]["messages"][1]["content"]
+
+
+def test_context_stays_bounded_by_construction(store):
+    outputs = [f"grep -m 2 'line {i}'\n" + state() for i in range(1, 30)]
+    result, model, trace = run(store, outputs, SelectConfig(max_steps=25))
+    assert not result.final and result.reason == "step limit (25)"
+    sizes = [e["context"] for e in trace.of("call")]
+    assert max(sizes) < 1200 and max(sizes) - min(sizes) < 400  # no growth with the number of steps
