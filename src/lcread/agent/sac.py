@@ -45,7 +45,7 @@ class SacReader(CommandLoop):
                                                             "first line, then the JSON state."}]
             reply = self.query(retry, budget, grammar=self.reply_grammar)
             command, draft, error = _read(reply.text)
-        if draft is None:
+        if draft is None and error:
             self.trace.event("state_kept", step=self.stats.steps, error=error)
         if command is None:
             raise FormatError(error or "no command on the first line")
