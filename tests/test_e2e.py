@@ -148,3 +148,12 @@ def test_acs_multiple_choice_on_the_embedded_model(small_doc):
         assert set(state["posterior"]) == set("ABCD")
         assert sum(state["posterior"].values()) == pytest.approx(1.0, abs=1e-4)
         assert state["confidence"] == pytest.approx(max(state["posterior"].values()), abs=1e-5)
+
+
+def test_sac_on_the_embedded_model(tasks):
+    task = tasks[1]
+    proc = run_cli("ask", "--mode", "sac", task.path, task.question, "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    assert is_correct(out["answer"], task.answer) and out["mode"] == "sac"
+    assert out["peak_context"] < 3000 and out["compactions"] == 0

@@ -84,7 +84,7 @@ def test_a_malformed_state_is_retried_once_then_the_old_state_is_kept(store):
 
 def test_a_reply_without_a_command_is_a_format_error(store):
     result, model, trace = run(store, ["hello\n" + state(), "hello again\n" + state(),
-                                       'answer "4817263"'])
+                                       "grep quiet\n" + state(), 'answer "4817263"'])
     assert result.answer == "4817263" and len(trace.of("format_error")) == 1
     assert "your reply was not usable" in model.calls[2]["messages"][1]["content"]
 

@@ -135,3 +135,14 @@ def test_token_limit_ends_without_another_call(store):
     result = reader(model, store, SelectConfig(max_total_tokens=1000)).run(QUESTION)
     assert not result.final and result.reason.startswith("token limit")
     assert result.answer == "No answer was found before the limit."
+
+
+def test_an_answer_before_reading_anything_is_sent_back_once(store):
+    model = ScriptedModel(['answer "42"', 'grep -i "quiet-harbor"', 'answer "4817263"'])
+    trace = MemoryTrace()
+    result = reader(model, store, trace=trace).run(QUESTION)
+    assert result.answer == "4817263" and result.stats.steps == 3
+    assert "You have not read anything yet" in model.calls[1]["messages"][-1]["content"]
+    assert trace.of("answer_refused")[0]["answer"] == "42"
+    insisting = ScriptedModel(['answer "42"', 'answer "42"'])
+    assert reader(insisting, store).run(QUESTION).answer == "42"

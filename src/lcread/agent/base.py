@@ -31,6 +31,7 @@ class CommandLoop:
         self.question, self.stats = question, RunStats()
         self.seen: dict[str, int] = {}
         self.format_errors = self.repeats = 0
+        self.refused_unread = False
         self.begin(question)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)
@@ -58,6 +59,15 @@ class CommandLoop:
     def limit_messages(self, reason: str) -> Messages:
         """The conversation in which the model is asked for its best answer after a limit."""
         raise NotImplementedError
+
+    def ungrounded(self, command: Command) -> Observation | None:
+        """An answer before any command has read the documents is sent back once (seed 002: stop on
+        evidence, not on the model's say-so); if the model insists, its answer stands."""
+        if command.name != "answer" or self.seen or self.refused_unread:
+            return None
+        self.refused_unread = True
+        self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
+        return Observation(prompts.render("unread_answer", example=example_term(self.question)))
 
     def execute(self, command: Command) -> Observation:
         """Run a command; a repeated one is not run again, and too many repeats in a row end the run."""
@@ -117,3 +127,9 @@ class CommandLoop:
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=final, reason=reason, summary=result.summary())
         return result
+
+
+def example_term(question: str) -> str:
+    """The longest word of the question: a fair first thing to grep for."""
+    words = [w.strip("?.,:;!\"'()") for w in question.split()]
+    return max(words, key=len) if words else "keyword"

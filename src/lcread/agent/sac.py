@@ -53,9 +53,10 @@ class SacReader(CommandLoop):
         before = self.state
         if draft is not None:
             self.state = Handoff(task=self.question, commands_run=before.commands_run, **draft.model_dump())
-        if command.name == "answer":
+        refusal = self.ungrounded(command)
+        if command.name == "answer" and refusal is None:
             raise Submitted(command.answer)
-        observation = self.execute(command)
+        observation = refusal or self.execute(command)
         self.state.commands_run = [*before.commands_run, command.text][-15:]
         self.observe(command, observation, before)
 

@@ -7,7 +7,7 @@ before every call and compacted into a handoff at the threshold, so no request e
 from __future__ import annotations
 
 from lcread import prompts
-from lcread.agent.base import CommandLoop
+from lcread.agent.base import CommandLoop, example_term
 from lcread.agent.handoff import Handoff, fallback_handoff, parse_handoff, prune_to_fit
 from lcread.errors import FormatError, Submitted
 from lcread.models import Messages
@@ -38,9 +38,10 @@ class SelectReader(CommandLoop):
         except ParseError as e:
             raise FormatError(str(e)) from None
         self.format_errors = 0
-        if command.name == "answer":
+        refusal = self.ungrounded(command)
+        if command.name == "answer" and refusal is None:
             raise Submitted(command.answer)
-        self.observe(command, self.execute(command))
+        self.observe(command, refusal or self.execute(command))
 
     def observe(self, command: Command, observation: Observation) -> None:
         self.messages.append({"role": "user", "content": prompts.render(
@@ -102,8 +103,3 @@ class SelectReader(CommandLoop):
 
     def found_so_far(self) -> str:
         return "; ".join(f.fact for f in self.handoff.findings) if self.handoff else ""
-
-
-def example_term(question: str) -> str:
-    words = [w.strip("?.,:;!\"'()") for w in question.split()]
-    return max(words, key=len) if words else "keyword"
