@@ -47,6 +47,8 @@ def test_unknown_mode_and_bad_budget(tmp_path):
     assert proc.returncode == 1 and "unknown mode 'bogus'" in proc.stderr.decode()
     proc = run_cli("ask", str(doc), "q", "--context-limit", "4096", "--compact-at", "5000")
     assert proc.returncode == 1 and "must be below the context limit" in proc.stderr.decode()
+    proc = run_cli("ask", str(doc), "q", "--mode", "acs", "--theta", "2")
+    assert proc.returncode == 1 and proc.stderr.decode() == "lcread: error: --theta: input should be less than or equal to 1\n"
 
 
 def test_a_local_model_file_that_is_not_there(tmp_path):

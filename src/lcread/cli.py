@@ -63,15 +63,15 @@ def ask(
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     if stop is not None and stop not in ("acs", "full", "random", "verbalized", "end"):
         raise LcreadError(f"unknown stopping policy {stop!r}: use --stop acs, full, random, verbalized or end")
-    acs_config = AcsConfig(**_given(stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
-                                    notes_chars=notes_chars, seed=seed))
-    select_config = SelectConfig(**_given(max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
-                                          context_limit=context_limit, compact_at=compact_at))
+    acs_config = _config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
+                         notes_chars=notes_chars, seed=seed)
+    select_config = _config(SelectConfig, max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
+                            context_limit=context_limit, compact_at=compact_at)
     if select_config.compact_at >= select_config.context_limit:
         raise LcreadError(f"--compact-at ({select_config.compact_at}) must be below the context limit "
                           f"({select_config.context_limit})")
-    tool_config = ToolConfig(**_given(read_chars=min(read_chars, ToolConfig().max_chars) if read_chars else None))
-    model_config = ModelConfig(**_given(name=model or env_model(), api_base=api_base))
+    tool_config = _config(ToolConfig, read_chars=min(read_chars, ToolConfig().max_chars) if read_chars else None)
+    model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base)
     display = SilentDisplay() if (quiet or json_out) else RichDisplay()
     with DocumentStore.open(inputs) as store:
         warnings = [f"{d.name}: bytes that are not valid UTF-8 were replaced with U+FFFD"
@@ -135,9 +135,16 @@ def _split_options(given: list[str] | None) -> list[str] | None:
     return given
 
 
-def _given(**values):
-    """Only what the user set; the configs hold the defaults."""
-    return {k: v for k, v in values.items() if v is not None}
+def _config(cls, **values):
+    """A config from only what the user set (the configs hold the defaults); a bad value is one line."""
+    from pydantic import ValidationError
+
+    try:
+        return cls(**{k: v for k, v in values.items() if v is not None})
+    except ValidationError as e:
+        err = e.errors()[0]
+        option = "--" + str(err["loc"][0]).replace("_", "-").replace("max-total-tokens", "max-tokens")
+        raise LcreadError(f"{option}: {err['msg'].lower()}") from None
 
 
 def main() -> None:
