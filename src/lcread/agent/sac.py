@@ -13,6 +13,7 @@ from lcread.errors import FormatError, Submitted
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
 
+
 class SacReader(CommandLoop):
     mode = "sac"
 
@@ -41,8 +42,7 @@ class SacReader(CommandLoop):
         command, draft, error = _read(reply.text)
         if error:  # once back to the model with the error, in the same fresh conversation
             retry = messages + [{"role": "assistant", "content": reply.text},
-                                {"role": "user", "content": f"error: {error}. Reply again: the command on the "
-                                                            "first line, then the JSON state."}]
+                                {"role": "user", "content": prompts.render("sac_retry", error=error)}]
             reply = self.query(retry, budget, grammar=self.reply_grammar)
             command, draft, error = _read(reply.text)
         if draft is None and error:
@@ -75,8 +75,7 @@ class SacReader(CommandLoop):
 
     def on_format_error(self, error: str) -> None:
         self.format_errors += 1
-        self.last = f"Step {self.stats.steps}: your reply was not usable ({error}). Reply with a command on the " \
-                    "first line, then the JSON state."
+        self.last = prompts.render("sac_format_error", step=self.stats.steps, error=error)
         self.trace.event("format_error", step=self.stats.steps, error=error)
         self.display.step(number=self.stats.steps, command="(no command)", observation=error, truncated=False,
                           error=True, context=self.model.count_tokens(self.messages()),
