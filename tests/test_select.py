@@ -137,12 +137,13 @@ def test_token_limit_ends_without_another_call(store):
     assert result.answer == "No answer was found before the limit."
 
 
-def test_an_answer_before_reading_anything_is_sent_back_once(store):
+def test_an_answer_before_reading_anything_is_sent_back(store):
     model = ScriptedModel(['answer "42"', 'grep -i "quiet-harbor"', 'answer "4817263"'])
     trace = MemoryTrace()
     result = reader(model, store, trace=trace).run(QUESTION)
     assert result.answer == "4817263" and result.stats.steps == 3
     assert "You have not read anything yet" in model.calls[1]["messages"][-1]["content"]
     assert trace.of("answer_refused")[0]["answer"] == "42"
-    insisting = ScriptedModel(['answer "42"', 'answer "42"'])
-    assert reader(insisting, store).run(QUESTION).answer == "42"
+    insisting = reader(ScriptedModel(['answer "42"'] * 4), store).run(QUESTION)
+    assert (insisting.final, insisting.answer) == (False, "42")
+    assert insisting.reason == "grounding limit (3 answers before reading anything)"

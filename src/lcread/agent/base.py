@@ -31,7 +31,7 @@ class CommandLoop:
         self.question, self.stats = question, RunStats()
         self.seen: dict[str, int] = {}
         self.format_errors = self.repeats = 0
-        self.refused_unread = False
+        self.refused_unread = 0
         self.begin(question)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)
@@ -61,12 +61,14 @@ class CommandLoop:
         raise NotImplementedError
 
     def ungrounded(self, command: Command) -> Observation | None:
-        """An answer before any command has read the documents is sent back once (seed 002: stop on
-        evidence, not on the model's say-so); if the model insists, its answer stands."""
-        if command.name != "answer" or self.seen or self.refused_unread:
+        """An answer before any command has read the documents is sent back (seed 002: stop on evidence,
+        not on the model's say-so); after two, the run ends and the answer is marked as not final."""
+        if command.name != "answer" or self.seen:
             return None
-        self.refused_unread = True
+        self.refused_unread += 1
         self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
+        if self.refused_unread > 2:
+            raise LimitReached(f"grounding limit ({self.refused_unread} answers before reading anything)")
         return Observation(prompts.render("unread_answer", example=example_term(self.question)))
 
     def execute(self, command: Command) -> Observation:
