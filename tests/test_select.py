@@ -86,7 +86,7 @@ def test_step_limit_gives_the_best_answer_marked_as_such(store):
     model = ScriptedModel(["grep harbor -m 1", "grep river -m 1", 'answer "4817263?"'])
     result = reader(model, store, SelectConfig(max_steps=2)).run(QUESTION)
     assert (result.final, result.reason, result.answer) == (False, "step limit (2)", "4817263?")
-    assert "step limit (2) limit" in model.calls[-1]["messages"][-1]["content"]
+    assert "reached its step limit (2)" in model.calls[-1]["messages"][-1]["content"]
 
 
 def test_compaction_at_the_threshold_starts_fresh_from_a_handoff(store):

@@ -20,13 +20,17 @@ class NullTrace:
 class JsonlTrace:
     """Appends one JSON object per event and flushes it at once."""
 
-    def __init__(self, path: str | Path, run_id: str | None = None):
+    def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.run_id = run_id or f"{int(time.time() * 1000):x}"
+        self.runs = 0
+        self.run_id = ""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8")
 
     def event(self, kind: str, /, **data: object) -> None:
+        if kind == "run_start" or not self.run_id:  # one id per run, so a shared trace file can be split
+            self.runs += 1
+            self.run_id = f"{int(time.time() * 1000):x}-{self.runs}"
         record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
         self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
         self._file.flush()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from lcread import prompts
 from lcread.agent.base import CommandLoop
 from lcread.agent.handoff import Handoff, HandoffDraft, parse_draft, split_reply
-from lcread.errors import FormatError, Submitted
+from lcread.errors import FormatError, LimitReached, Submitted
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
 
@@ -72,6 +72,18 @@ class SacReader(CommandLoop):
                           truncated=observation.truncated, error=observation.error, context=context,
                           limit=self.config.context_limit)
         self.display.state(added=added, done=done, current=self.state.current_step)
+
+    def execute(self, command: Command) -> Observation:
+        """Unlike select, sac keeps no history: a repeated command's output is shown again, with a note."""
+        key = " ".join(command.text.split())
+        if key not in self.seen:
+            return super().execute(command)
+        self.repeats += 1
+        if self.repeats > self.config.max_repeats:
+            raise LimitReached(f"repeat limit ({self.config.max_repeats} repeated commands in a row)")
+        observation = self.tools.run(command)
+        observation.text = prompts.render("sac_repeat", command=key, step=self.seen[key], output=observation.text)
+        return observation
 
     def on_format_error(self, error: str) -> None:
         self.format_errors += 1
