@@ -21,7 +21,7 @@ from rich.table import Table
 
 from lcread.agent.select import SelectReader
 from lcread.bench.corpus import austen_text
-from lcread.bench.needles import is_correct, needle_tasks
+from lcread.bench.needles import DEPTHS, LENGTHS, is_correct, needle_tasks
 from lcread.config import ModelConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
@@ -29,8 +29,6 @@ from lcread.models import get_model
 from lcread.tools import ToolRunner
 from lcread.trace import JsonlTrace
 
-LENGTHS = [50_000, 100_000, 250_000, 500_000, 1_000_000]
-DEPTHS = [0.05, 0.35, 0.65, 0.95]
 
 
 def main() -> int:

@@ -8,6 +8,10 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+# The single-needle suite the benchmarks share: 5 lengths x 4 depths = 20 tasks.
+LENGTHS = [50_000, 100_000, 250_000, 500_000, 1_000_000]
+DEPTHS = [0.05, 0.35, 0.65, 0.95]
+
 ADJECTIVES = ("quiet amber silver hollow crimson gentle northern wild bitter golden distant frozen "
               "narrow velvet marble copper scarlet patient").split()
 NOUNS = ("harbor falcon meadow lantern orchard compass glacier thistle beacon quarry willow cipher "
