@@ -165,3 +165,29 @@ def test_sac_on_the_embedded_model(tasks, tmp_path):
     assert commands and commands[0]["command"].startswith("grep")
     assert all(e["state"]["task"] == task.question for e in commands)
     assert all(e["context"] < 3000 for e in events if e["event"] == "call")
+
+
+def test_batch_killed_and_resumed_gives_one_result_per_task(tasks, tmp_path):
+    rows = [{"id": f"q{i}", "documents": [t.path], "question": t.question, "expected": t.answer}
+            for i, t in enumerate(tasks * 2)]
+    spec = tmp_path / "tasks.jsonl"
+    spec.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "results.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "lcread", "batch", str(spec), "--out", str(out), "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 1):
+        time.sleep(0.2)
+    proc.kill()  # SIGKILL: no cleanup runs
+    proc.wait()
+    first = out.read_text().count("\n")
+    assert 1 <= first < len(rows)
+    again = run_cli("batch", str(spec), "--out", str(out))
+    assert again.returncode == 1 and "add --resume" in again.stderr.decode()
+    resumed = run_cli("batch", str(spec), "--out", str(out), "--resume")
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    results = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["id"] for r in results) == sorted(r["id"] for r in rows)  # exactly one each
+    assert all(r["error"] is None and r["correct"] for r in results)
+    summary = resumed.stderr.decode()
+    assert f"{len(rows) - first} tasks run" in summary and f"{first} skipped" in summary

@@ -57,20 +57,23 @@ def ask(
     from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
     from lcread.display import RichDisplay, SilentDisplay
     from lcread.documents import DocumentStore
+    from lcread.run import MODES, Settings, answer
     from lcread.trace import JsonlTrace, NullTrace
 
-    if mode not in ("select", "sac", "acs"):
-        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     if stop is not None and stop not in ("acs", "full", "random", "verbalized", "end"):
         raise LcreadError(f"unknown stopping policy {stop!r}: use --stop acs, full, random, verbalized or end")
-    acs_config = _config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
-                         notes_chars=notes_chars, seed=seed)
     select_config = _config(SelectConfig, max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
                             context_limit=context_limit, compact_at=compact_at)
     if select_config.compact_at >= select_config.context_limit:
         raise LcreadError(f"--compact-at ({select_config.compact_at}) must be below the context limit "
                           f"({select_config.context_limit})")
-    tool_config = _config(ToolConfig, read_chars=min(read_chars, ToolConfig().max_chars) if read_chars else None)
+    settings = Settings(
+        mode=mode, options=options, select=select_config,
+        tools=_config(ToolConfig, read_chars=min(read_chars, ToolConfig().max_chars) if read_chars else None),
+        acs=_config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
+                    notes_chars=notes_chars, seed=seed))
+    if mode not in MODES:
+        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base)
     display = SilentDisplay() if (quiet or json_out) else RichDisplay()
     with DocumentStore.open(inputs) as store:
@@ -83,16 +86,7 @@ def ask(
         try:
             from lcread.models import get_model
 
-            llm = get_model(model_config)
-            if mode == "acs":
-                result = _run_acs(llm, store, question, options, acs_config, display, run_trace)
-            else:
-                from lcread.agent.sac import SacReader
-                from lcread.agent.select import SelectReader
-                from lcread.tools import ToolRunner
-
-                loop = SacReader if mode == "sac" else SelectReader
-                result = loop(llm, ToolRunner(store, tool_config), display, run_trace, select_config).run(question)
+            result = answer(get_model(model_config), store, question, settings, display, run_trace)
         finally:
             if trace:
                 run_trace.close()
@@ -107,32 +101,62 @@ def ask(
         raise typer.Exit(EXIT_LIMIT)
 
 
-def _run_acs(llm, store, question, options, config, display, trace):
-    from lcread.acs.chunks import chunk_store
-    from lcread.acs.policies import make_policy
-    from lcread.acs.probe import Probe, parse_options
+@app.command()
+def batch(
+    tasks: Annotated[Path, typer.Argument(help="JSONL file: one task per line with id, documents, question, and "
+                                          "optionally options, mode, stop, model, expected.", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file the results are appended to.")],
+    resume: Annotated[bool, typer.Option(help="Skip the tasks whose ids are already in --out.")] = False,
+    concurrency: Annotated[int, typer.Option(min=1, help="Tasks at once on remote models (the embedded model "
+                                                          "runs one at a time).")] = 4,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Default model for tasks that name none.")] = None,
+    api_base: Annotated[Optional[str], typer.Option(help="Base URL of the model server.")] = None,
+    mode: Annotated[str, typer.Option(help="Default mode: select, sac or acs.")] = "select",
+    stop: Annotated[Optional[str], typer.Option(help="Default acs stopping policy.")] = None,
+    trace: Annotated[Optional[Path], typer.Option(help="Append a JSON-lines record of every call and command.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+) -> None:
+    """Run many questions; each result is appended to --out as it completes."""
+    import threading
 
-    question, pairs = parse_options(question, _split_options(options))
-    probe = Probe(llm, question, pairs, config.top_k, config.draft_tokens)
-    from lcread.acs.reader import FoldReader
+    from rich.console import Console
 
-    reader = FoldReader(llm, probe, make_policy(config), display, trace, config)  # checks log-probs first
-    display.start(question=question, model=llm.name, mode=f"acs · stop {config.stop}", documents=store.listing(),
-                  limit=llm.context_window or 0)
-    return reader.run(question, chunk_store(store, config.chunk_chars))
+    from lcread.bench.batch import ResultWriter, completed_ids, load_tasks, run_batch
+    from lcread.bench.report import BatchProgress, summary_table
+    from lcread.config import AcsConfig, ModelConfig, env_model
+    from lcread.models import get_model
+    from lcread.run import MODES, Settings
+    from lcread.trace import JsonlTrace, NullTrace
 
+    if mode not in MODES:
+        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
+    todo = load_tasks(tasks)
+    if out.exists() and out.stat().st_size and not resume:
+        raise LcreadError(f"{out} already holds results: add --resume to skip the tasks done, or choose another --out")
+    done = completed_ids(out) if resume else set()
+    todo = [t for t in todo if t.id not in done]
+    settings = Settings(mode=mode, acs=_config(AcsConfig, stop=stop))
+    cache: dict = {}
+    lock = threading.Lock()
 
-def _split_options(given: list[str] | None) -> list[str] | None:
-    """`--options` may be repeated, or hold several lettered options in one value."""
-    if not given:
-        return None
-    from lcread.acs.probe import parse_options
+    def models(name: str | None):
+        name = name or model or env_model() or "local"
+        with lock:
+            if name not in cache:
+                cache[name] = get_model(_config(ModelConfig, name=name, api_base=api_base))
+            return cache[name]
 
-    if len(given) == 1:
-        _, pairs = parse_options(given[0])
-        if pairs:
-            return [f"{letter}) {text}" for letter, text in pairs]
-    return given
+    console = Console(stderr=True, quiet=quiet)
+    writer = ResultWriter(out)
+    run_trace = JsonlTrace(trace) if trace else NullTrace()
+    try:
+        with BatchProgress(console, total=len(todo), skipped=len(done)) as progress:
+            rows = run_batch(todo, writer, models, settings, run_trace, concurrency, progress.advance)
+    finally:
+        writer.close()
+        if trace:
+            run_trace.close()
+    console.print(summary_table(rows))
 
 
 def _config(cls, **values):

@@ -20,6 +20,7 @@ from lcread.models import Messages, Reply, TokenScore
 class LocalModel:
     supports_grammar = True
     supports_logprobs = True
+    in_process = True  # one llama.cpp context: a batch runs its tasks one at a time
 
     def __init__(self, path: Path, config: ModelConfig, label: str = "local"):
         try:

@@ -1,0 +1,68 @@
+"""One question over some inputs, any mode: the wiring that `lcread ask` and `lcread batch` share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lcread.agent.result import RunResult
+from lcread.config import AcsConfig, SelectConfig, ToolConfig
+from lcread.display import Display
+from lcread.documents import DocumentStore
+from lcread.errors import LcreadError
+from lcread.models import Model
+from lcread.trace import Trace
+
+MODES = ("select", "sac", "acs")
+
+
+@dataclass
+class Settings:
+    """Everything a run needs besides the model, the inputs and the question."""
+
+    mode: str = "select"
+    options: list[str] | None = None
+    select: SelectConfig = field(default_factory=SelectConfig)
+    tools: ToolConfig = field(default_factory=ToolConfig)
+    acs: AcsConfig = field(default_factory=AcsConfig)
+
+
+def answer(model: Model, store: DocumentStore, question: str, settings: Settings, display: Display,
+           trace: Trace) -> RunResult:
+    if settings.mode not in MODES:
+        raise LcreadError(f"unknown mode {settings.mode!r}: use --mode select, sac or acs")
+    if settings.mode == "acs":
+        return _acs(model, store, question, settings, display, trace)
+    from lcread.agent.sac import SacReader
+    from lcread.agent.select import SelectReader
+    from lcread.tools import ToolRunner
+
+    loop = SacReader if settings.mode == "sac" else SelectReader
+    return loop(model, ToolRunner(store, settings.tools), display, trace, settings.select).run(question)
+
+
+def _acs(model, store, question, settings, display, trace):
+    from lcread.acs.chunks import chunk_store
+    from lcread.acs.policies import make_policy
+    from lcread.acs.probe import Probe, parse_options
+    from lcread.acs.reader import FoldReader
+
+    config = settings.acs
+    question, pairs = parse_options(question, split_options(settings.options))
+    probe = Probe(model, question, pairs, config.top_k, config.draft_tokens)
+    reader = FoldReader(model, probe, make_policy(config), display, trace, config)  # checks log-probs first
+    display.start(question=question, model=model.name, mode=f"acs · stop {config.stop}", documents=store.listing(),
+                  limit=model.context_window or 0)
+    return reader.run(question, chunk_store(store, config.chunk_chars))
+
+
+def split_options(given: list[str] | None) -> list[str] | None:
+    """Options may be given one per value, or several lettered options in one value."""
+    if not given:
+        return None
+    from lcread.acs.probe import parse_options
+
+    if len(given) == 1:
+        _, pairs = parse_options(given[0])
+        if pairs:
+            return [f"{letter}) {text}" for letter, text in pairs]
+    return given
