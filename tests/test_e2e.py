@@ -84,26 +84,40 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def llama_server():
+def start_server(alias: str = "qwen-local") -> tuple[subprocess.Popen, str]:
+    """llama-cpp-python's OpenAI-compatible server on a free loopback port, once it answers."""
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
                              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "16384",
-                             "--model_alias", "qwen-local"],
+                             "--model_alias", alias],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(f"{base}/models", timeout=2)
-            break
+            return proc, base
         except OSError:
             if proc.poll() is not None:
                 raise RuntimeError("llama_cpp.server exited at start")
             time.sleep(0.5)
-    yield base
+    proc.kill()
+    raise RuntimeError("llama_cpp.server did not answer within 120 s")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
     proc.terminate()
-    proc.wait(timeout=30)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    proc, base = start_server()
+    yield base
+    stop_server(proc)
 
 
 def test_litellm_path_against_a_real_openai_compatible_server(llama_server, tasks):
@@ -191,3 +205,35 @@ def test_batch_killed_and_resumed_gives_one_result_per_task(tasks, tmp_path):
     assert all(r["error"] is None and r["correct"] for r in results)
     summary = resumed.stderr.decode()
     assert f"{len(rows) - first} tasks run" in summary and f"{first} skipped" in summary
+
+
+def test_router_spreads_a_batch_over_two_servers_and_fails_over(tasks, tmp_path):
+    first, base1 = start_server()
+    second, base2 = start_server()
+    try:
+        config = tmp_path / "router.yaml"
+        config.write_text("model_list:\n" + "".join(
+            f"  - model_name: qwen\n    litellm_params: {{model: openai/qwen-local, api_base: '{b}', "
+            "api_key: none}\n" for b in (base1, base2)))
+        rows = [{"id": f"r{i}", "documents": [t.path], "question": t.question, "expected": t.answer}
+                for i, t in enumerate(tasks * 3)]
+        spec = tmp_path / "tasks.jsonl"
+        spec.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        out = tmp_path / "results.jsonl"
+        proc = subprocess.Popen([sys.executable, "-m", "lcread", "batch", str(spec), "--out", str(out),
+                                 "--router", str(config), "--concurrency", "2", "--quiet"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and (not out.exists() or out.read_text().count("\n") < 1):
+            time.sleep(0.2)
+        stop_server(first)  # one deployment goes away mid-run
+        _, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err.decode()
+        results = [json.loads(line) for line in out.read_text().splitlines()]
+        assert sorted(r["id"] for r in results) == sorted(r["id"] for r in rows)
+        assert all(r["error"] is None for r in results), [r["error"] for r in results]
+        assert all(r["model"] == "qwen" and r["answer"] and r["steps"] >= 1 for r in results)
+        assert first.poll() is not None and second.poll() is None  # the rest ran on the survivor
+    finally:
+        stop_server(first)
+        stop_server(second)

@@ -115,6 +115,8 @@ def batch(
     stop: Annotated[Optional[str], typer.Option(help="Default acs stopping policy.")] = None,
     trace: Annotated[Optional[Path], typer.Option(help="Append a JSON-lines record of every call and command.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or summary.")] = False,
+    router: Annotated[Optional[Path], typer.Option(help="YAML list of deployments of one model (litellm Router "
+                                                        "format): calls spread over them, with failover.")] = None,
 ) -> None:
     """Run many questions; each result is appended to --out as it completes."""
     import threading
@@ -138,12 +140,21 @@ def batch(
     settings = Settings(mode=mode, acs=_config(AcsConfig, stop=stop))
     cache: dict = {}
     lock = threading.Lock()
+    spread = None
+    if router:
+        from lcread.models.remote import load_router
+
+        spread = load_router(router)
+        names = {m["model_name"] for m in spread.model_list}
+        if not model and len(names) == 1:
+            model = names.pop()
 
     def models(name: str | None):
         name = name or model or env_model() or "local"
         with lock:
             if name not in cache:
-                cache[name] = get_model(_config(ModelConfig, name=name, api_base=api_base))
+                use = spread if spread is not None and name in {m["model_name"] for m in spread.model_list} else None
+                cache[name] = get_model(_config(ModelConfig, name=name, api_base=api_base), router=use)
             return cache[name]
 
     console = Console(stderr=True, quiet=quiet)

@@ -54,9 +54,14 @@ class Model(Protocol):
     def count_tokens(self, messages: Messages) -> int: ...
 
 
-def get_model(config: ModelConfig) -> Model:
-    """Build the backend a model string names: `local`, `local:/path.gguf`, or litellm's."""
+def get_model(config: ModelConfig, router=None) -> Model:
+    """Build the backend a model string names: `local`, `local:/path.gguf`, or litellm's (through a
+    litellm Router when one is given: then the name is the router's model_name)."""
     name = config.name.strip()
+    if router is not None:
+        from lcread.models.remote import LiteLLMModel
+
+        return LiteLLMModel(config, router=router)
     if name == "local" or name.startswith("local:"):
         from lcread.models.local import LocalModel
         from lcread.models.weights import embedded_model_path

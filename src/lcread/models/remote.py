@@ -35,10 +35,12 @@ def load_litellm():
 class LiteLLMModel:
     supports_grammar = False
 
-    def __init__(self, config: ModelConfig, sleep=time.sleep):
+    def __init__(self, config: ModelConfig, sleep=time.sleep, router=None):
         self.config = config
         self.name = config.name
         self._sleep = sleep
+        self.router = router
+        """A litellm Router spreading calls over several deployments of `name`, with failover."""
         self._window: int | None | bool = False
         self._api_key: str | None = None
         self._checked = False
@@ -73,7 +75,7 @@ class LiteLLMModel:
 
     def _check_environment(self) -> None:
         """Fail before the first call when the provider's key is missing."""
-        if self._checked:
+        if self._checked or self.router is not None:
             return
         self._checked = True
         litellm = load_litellm()
@@ -98,7 +100,7 @@ class LiteLLMModel:
                       timeout=self.config.timeout, num_retries=0)
         if logprobs is not None:
             kwargs.update(logprobs=True, top_logprobs=max(1, min(logprobs, 20)))
-        if self.config.api_base:
+        if self.config.api_base and self.router is None:
             kwargs["api_base"] = self.config.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
@@ -107,7 +109,7 @@ class LiteLLMModel:
         for attempt in range(self.config.retries + 1):
             started = time.monotonic()
             try:
-                response = litellm.completion(**kwargs)
+                response = (self.router or litellm).completion(**kwargs)
                 break
             except retryable as e:
                 if "credentials" in str(e).lower() or "api_key" in str(e):
@@ -153,6 +155,32 @@ def _scores(choice) -> list[TokenScore] | None:
             top[alt_get("token")] = alt_get("logprob")
         out.append(TokenScore(get("token") or "", float(get("logprob") or 0.0), top))
     return out
+
+
+def load_router(path) -> "object":
+    """A litellm Router from a YAML file in litellm's own format:
+
+        model_list:
+          - model_name: qwen
+            litellm_params: {model: openai/qwen, api_base: http://10.0.0.1:8000/v1, api_key: none}
+          - model_name: qwen
+            litellm_params: {model: openai/qwen, api_base: http://10.0.0.2:8000/v1, api_key: none}
+        router_settings: {routing_strategy: simple-shuffle, cooldown_time: 30}
+    """
+    import yaml
+
+    try:
+        config = yaml.safe_load(open(path, encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise ModelError(f"cannot read the router config {path}: {e}") from None
+    models = config.get("model_list") if isinstance(config, dict) else None
+    if not models or not all(isinstance(m, dict) and "model_name" in m and "litellm_params" in m for m in models):
+        raise ModelError(f"{path} needs a model_list of entries with model_name and litellm_params")
+    settings = dict(config.get("router_settings") or {})
+    settings.setdefault("num_retries", 0)  # retries and backoff are lcread's own (see LiteLLMModel.query)
+    settings.setdefault("allowed_fails", 0)  # a failing deployment cools down at once: the next call fails over
+    settings.setdefault("cooldown_time", 30)
+    return load_litellm().Router(model_list=models, **settings)
 
 
 def _short(e: Exception) -> str:
