@@ -27,6 +27,8 @@ from lcread.acs.probe import Probe
 from lcread.acs.reader import FoldReader
 from lcread.acs.replay import record, replay
 from lcread.bench.corpus import austen_text
+from lcread.bench.metrics import (Outcome, Reference, accuracy, accuracy_regret, mean_over_read, premature_rate,
+                                  savings_capture, token_saving)
 from lcread.bench.needles import is_correct, needle_tasks
 from lcread.config import AcsConfig, ModelConfig
 from lcread.display import SilentDisplay
@@ -83,22 +85,15 @@ def main() -> int:
 
 
 def summarize(rows: list[dict], name: str) -> dict:
-    n = len(rows)
-    full_tokens = sum(r["policies"]["full"]["tokens"] for r in rows)
-    full_acc = sum(r["policies"]["full"]["correct"] for r in rows) / n
+    refs = [Reference(r["evidence"], r["policies"]["full"]["tokens"], r["oracle"], r["policies"]["full"]["correct"])
+            for r in rows]
     ps = [r["policies"][name] for r in rows]
-    premature = [p["stop"] < r["evidence"] for p, r in zip(ps, rows)]
-    over = [p["stop"] - r["evidence"] for p, r in zip(ps, rows) if p["stop"] >= r["evidence"]]
-    capture = []
-    for p, r, early in zip(ps, rows, premature):
-        available = r["policies"]["full"]["tokens"] - r["oracle"]
-        if available > 0:
-            capture.append(0.0 if early else max(0.0, (r["policies"]["full"]["tokens"] - p["tokens"]) / available))
+    outcomes = [Outcome(p["stop"], p["tokens"], p["correct"]) for p in ps]
     tokens = sum(p["tokens"] for p in ps)
-    acc = sum(p["correct"] for p in ps) / n
-    return {"accuracy": acc, "tokens": tokens / n, "saving": 1 - tokens / full_tokens, "premature": sum(premature) / n,
-            "over_read": statistics.mean(over) if over else 0.0, "capture": statistics.mean(capture) if capture else 0.0,
-            "regret": full_acc - acc, "probe_share": sum(p["probe"] for p in ps) / tokens if tokens else 0.0}
+    return {"accuracy": accuracy(outcomes), "tokens": tokens / len(rows), "saving": token_saving(outcomes, refs),
+            "premature": premature_rate(outcomes, refs), "over_read": mean_over_read(outcomes, refs),
+            "capture": savings_capture(outcomes, refs), "regret": accuracy_regret(outcomes, refs),
+            "probe_share": sum(p["probe"] for p in ps) / tokens if tokens else 0.0}
 
 
 def report(rows: list[dict], console: Console) -> None:
