@@ -101,3 +101,10 @@ def test_head_tail_wc_ls(runner):
     assert run(runner, "tail -n 1 contract.txt").text == "200: line 200 filler text"
     assert "200 lines" in run(runner, "wc contract.txt").text
     assert run(runner, "ls").text.splitlines()[1].startswith("notes.txt  (2 lines")
+
+
+def test_a_grep_that_runs_too_long_is_stopped_with_a_hint(write):
+    doc = write("big.txt", "abcdefghij" * 200_000 + "\n")  # one 2 MB line: a backtracking-heavy pattern
+    runner = ToolRunner(DocumentStore.open([str(doc)]), ToolConfig(grep_timeout=0.0001))
+    obs = run(runner, "grep '(a|b|c|d|e|f|g|h|i|j)+z'")
+    assert obs.error and "grep took longer than" in obs.text

@@ -6,9 +6,11 @@ import base64
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,6 +67,8 @@ def grep(cmd, docs, cap: int, window: int, timeout: float) -> GrepResult:
     size = matches = 0
     cut = False
     last: tuple[str, int] | None = None
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
     try:
         for raw in proc.stdout:
             event = json.loads(raw)
@@ -88,12 +92,16 @@ def grep(cmd, docs, cap: int, window: int, timeout: float) -> GrepResult:
             matches += kind == "match"
             last = (name, number)
     finally:
+        timer.cancel()
         if proc.poll() is None:
             proc.kill()
-        proc.wait(timeout=timeout)
+        proc.wait()
         err = proc.stderr.read().decode("utf-8", "replace").strip()
         proc.stdout.close()
         proc.stderr.close()
+    if proc.returncode == -signal.SIGKILL and not cut:
+        return GrepResult("", 0, False, error=f"grep took longer than {timeout:.0f} s; narrow the pattern or "
+                                              "grep one document")
     if proc.returncode == 2 and not out and not cut:
         return GrepResult("", 0, False, error=_rg_error(err))
     return GrepResult("\n".join(out), matches, cut)
