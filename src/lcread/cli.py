@@ -170,6 +170,66 @@ def batch(
     console.print(summary_table(rows))
 
 
+@app.command()
+def bench(
+    suites: Annotated[str, typer.Option(help="Comma-separated: niah, qa, vt, mc.")] = "niah,qa",
+    modes: Annotated[str, typer.Option(help="Comma-separated: select, sac, acs, full-context.")] = "select,sac,acs,full-context",
+    stops: Annotated[str, typer.Option(help="acs stopping policies to replay: acs, full, random, verbalized, end.")] = "acs,full,random,verbalized,end",
+    tasks: Annotated[int, typer.Option(min=1, help="Tasks per suite.")] = 10,
+    lengths: Annotated[str, typer.Option(help="Comma-separated document lengths in characters.")] = "16000,64000",
+    seed: Annotated[int, typer.Option(help="Seed of the task generators (use a fresh one for what you report).")] = 1,
+    model: Annotated[Optional[str], typer.Option("--model", "-m", help="Model for every run.")] = None,
+    api_base: Annotated[Optional[str], typer.Option(help="Base URL of the model server.")] = None,
+    chunk_chars: Annotated[Optional[int], typer.Option(help="acs: characters per chunk.")] = None,
+    notes_chars: Annotated[Optional[int], typer.Option(help="acs: cap on the running notes.")] = None,
+    out: Annotated[Path, typer.Option(help="Folder for the tasks, results.json, report.png and trace.")] = Path("bench-results/run"),
+) -> None:
+    """Measure every mode and stopping policy side by side on the same generated tasks."""
+    import json as _json
+
+    from rich.console import Console
+
+    from lcread.bench.report import bench_plot, bench_summary, bench_table
+    from lcread.bench.runner import MODES, STOPS, SUITES, make_tasks, run_bench
+    from lcread.config import AcsConfig, ModelConfig, env_model
+    from lcread.models import get_model
+    from lcread.trace import JsonlTrace
+
+    picked = {"suites": [s for s in suites.split(",") if s], "modes": [m for m in modes.split(",") if m],
+              "stops": [s for s in stops.split(",") if s]}
+    for kind, allowed in (("suites", SUITES), ("modes", MODES), ("stops", STOPS)):
+        bad = [x for x in picked[kind] if x not in allowed]
+        if bad:
+            raise LcreadError(f"unknown {kind[:-1]} {bad[0]!r}: use {', '.join(allowed)}")
+    try:
+        sizes = [int(x) for x in lengths.split(",") if x]
+    except ValueError:
+        raise LcreadError(f"--lengths takes whole numbers of characters, not {lengths!r}") from None
+    config = _config(AcsConfig, chunk_chars=chunk_chars, notes_chars=notes_chars)
+    console = Console(stderr=True)
+    generated = make_tasks(picked["suites"], tasks, sizes, seed, out / "tasks")
+    llm = get_model(_config(ModelConfig, name=model or env_model() or "local", api_base=api_base))
+    trace = JsonlTrace(out / "trace.jsonl")
+
+    def show(rows: list[dict]) -> None:
+        for r in rows:
+            mark = "ok  " if r["correct"] else ("--  " if r.get("error") else "MISS")
+            console.print(f"{r['task']:<16} {r['mode']:<16} {mark} {r.get('total_tokens') or 0:>8,} tok "
+                          f"{r.get('wall_time') or 0:>6.1f}s {str(r.get('error') or r['answer'])[:50]!r}")
+
+    try:
+        rows = run_bench(generated, llm, picked["modes"], picked["stops"], config, trace, seed, show)
+    finally:
+        trace.close()
+    summary = bench_summary(rows)
+    (out / "results.json").write_text(_json.dumps({"settings": {**picked, "tasks_per_suite": tasks, "lengths": sizes,
+                                                                "seed": seed, "model": llm.name},
+                                                   "summary": summary, "rows": rows}, indent=1, default=str))
+    bench_plot(summary, out / "report.png")
+    Console(width=170).print(bench_table(summary))
+    console.print(f"results: {out / 'results.json'} · plot: {out / 'report.png'}")
+
+
 def _config(cls, **values):
     """A config from only what the user set (the configs hold the defaults); a bad value is one line."""
     from pydantic import ValidationError

@@ -4,6 +4,7 @@ calls it would have made."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from lcread.acs.chunks import Chunk
@@ -22,6 +23,8 @@ class Step:
     verbalized_tokens: int
     end: bool
     end_tokens: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of this step's fold, probe, verbalized and end calls."""
 
 
 @dataclass
@@ -32,6 +35,7 @@ class Outcome:
     answer: str
     tokens: int
     probe_tokens: int
+    seconds: float = 0.0
     states: list[AnswerState] = field(default_factory=list, repr=False)
 
 
@@ -40,17 +44,21 @@ def record(reader: FoldReader, question: str, chunks: list[Chunk]) -> list[Step]
     steps, notes = [], ""
     reader.stats, reader.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
     for chunk in chunks:
-        before = dict(reader.by_kind)
+        before, clock = dict(reader.by_kind), time.monotonic()
         notes = reader.fold(question, notes, chunk)
+        fold_s, clock = time.monotonic() - clock, time.monotonic()
         state = reader.read_state(notes)
+        probe_s, clock = time.monotonic() - clock, time.monotonic()
         mid = dict(reader.by_kind)
         text, reply = reader.probe.gate("verbalized", notes)
         reader.account("gate", reply)
         verbalized, v_tokens = parse_verbalized(text), reply.prompt_tokens + reply.completion_tokens
+        verbalized_s, clock = time.monotonic() - clock, time.monotonic()
         text, reply = reader.probe.gate("end", notes)
         reader.account("gate", reply)
+        seconds = {"fold": fold_s, "probe": probe_s, "verbalized": verbalized_s, "end": time.monotonic() - clock}
         steps.append(Step(mid["fold"] - before["fold"], mid["probe"] - before["probe"], state, verbalized, v_tokens,
-                          parse_end(text), reply.prompt_tokens + reply.completion_tokens))
+                          parse_end(text), reply.prompt_tokens + reply.completion_tokens, seconds))
     return steps
 
 
@@ -69,4 +77,7 @@ def replay(policy: Policy, steps: list[Step]) -> Outcome:
     gate = sum((s.verbalized_tokens if policy.gate == "verbalized" else s.end_tokens) for s in read) \
         if policy.gate else 0
     tokens = sum(s.fold_tokens for s in read) + probe + gate
-    return Outcome(policy.name, t, read[-1].state.answer, tokens, probe, states)
+    seconds = sum(s.seconds.get("fold", 0) + (s.seconds.get(policy.gate, 0) if policy.gate else 0) for s in read)
+    seconds += sum(s.seconds.get("probe", 0) for s in read) if policy.probes_every_step \
+        else read[-1].seconds.get("probe", 0)
+    return Outcome(policy.name, t, read[-1].state.answer, tokens, probe, seconds, states)

@@ -52,3 +52,71 @@ def summary_table(rows: list[dict]) -> Table:
                       f"{statistics.median(r['total_tokens'] for r in ok):,.0f}" if ok else "-",
                       f"{statistics.median(r['wall_time'] for r in group):.1f}" if group else "-")
     return table
+
+
+def bench_summary(rows: list[dict]) -> list[dict]:
+    """Per mode (and acs policy): accuracy, cost and, for stopping policies, the evidence-aligned metrics."""
+    from lcread.bench.metrics import (Outcome, Reference, accuracy_regret, mean_over_read, premature_rate,
+                                      savings_capture)
+
+    out = []
+    for mode in dict.fromkeys(r["mode"] for r in rows):
+        group = [r for r in rows if r["mode"] == mode]
+        ran = [r for r in group if r.get("error") is None]
+        entry = {"mode": mode, "tasks": len(group), "not_run": len(group) - len(ran),
+                 "accuracy": sum(r["correct"] for r in ran) / len(ran) if ran else None,
+                 "mean_tokens": statistics.mean(r["total_tokens"] for r in ran) if ran else None,
+                 "median_seconds": statistics.median(r["wall_time"] for r in ran) if ran else None,
+                 "peak_context": max((r["peak_context"] for r in ran if r.get("peak_context")), default=None),
+                 "median_steps": statistics.median(r.get("steps") or 0 for r in ran) if ran else None,
+                 "compactions": sum(r.get("compactions") or 0 for r in ran)}
+        if mode.startswith("acs/") and ran:
+            full = {r["task"]: r for r in rows if r["mode"] == "acs/full"}
+            refs = [Reference(r["evidence_chunk"], r["full_tokens"], r["oracle_tokens"],
+                              full[r["task"]]["correct"] if r["task"] in full else r["correct"]) for r in ran]
+            outs = [Outcome(r["steps"], r["total_tokens"], r["correct"]) for r in ran]
+            entry.update(premature=premature_rate(outs, refs), over_read=mean_over_read(outs, refs),
+                         capture=savings_capture(outs, refs), regret=accuracy_regret(outs, refs))
+        out.append(entry)
+    return out
+
+
+def bench_table(summary: list[dict]) -> Table:
+    table = Table(title="lcread bench: every mode on the same tasks and model")
+    cols = ("mode", "tasks", "not run", "accuracy", "mean tokens", "median s", "peak context", "median steps",
+            "compactions", "premature", "over-read", "capture", "regret")
+    for col in cols:
+        table.add_column(col, justify="right")
+
+    def fmt(value, spec):
+        return "-" if value is None else format(value, spec)
+
+    for s in summary:
+        table.add_row(s["mode"], str(s["tasks"]), str(s["not_run"]), fmt(s["accuracy"], ".2f"),
+                      fmt(s["mean_tokens"], ",.0f"), fmt(s["median_seconds"], ".1f"), fmt(s["peak_context"], ","),
+                      fmt(s["median_steps"], ".0f"), str(s["compactions"]), fmt(s.get("premature"), ".0%"),
+                      fmt(s.get("over_read"), ".2f"), fmt(s.get("capture"), ".0%"), fmt(s.get("regret"), "+.2f"))
+    return table
+
+
+def bench_plot(summary: list[dict], path) -> None:
+    """Accuracy against mean tokens per task, one point per mode / policy (log x)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    points = [s for s in summary if s["accuracy"] is not None and s["mean_tokens"]]
+    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=120)
+    for s in points:
+        ax.scatter(s["mean_tokens"], s["accuracy"], s=40)
+        ax.annotate(s["mode"], (s["mean_tokens"], s["accuracy"]), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("mean tokens per task (log scale)")
+    ax.set_ylabel("accuracy")
+    ax.set_ylim(-0.05, 1.05)
+    ax.grid(True, alpha=0.3)
+    ax.set_title("accuracy against cost, per mode and stopping policy")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -48,8 +48,10 @@ def score(task: Task, prediction: str | None) -> bool:
     """All expected parts appear in the prediction (after normalisation); for options, the right letter."""
     if not prediction:
         return False
-    if task.options:
-        return prediction.strip().upper().startswith(task.answers[0])
+    if task.options:  # the right letter, or the right option's text
+        letter = task.answers[0]
+        text = task.options["ABCD".index(letter)].split(") ", 1)[1]
+        return re.match(rf"\s*\(?{letter}\b", prediction) is not None or normalize(text) in normalize(prediction)
     got = f" {normalize(prediction)} "
     return all(f" {normalize(a)} " in got or normalize(a) in got.replace(" ", "") for a in task.answers)
 

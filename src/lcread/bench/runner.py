@@ -1,0 +1,127 @@
+"""lcread bench: every mode and stopping policy side by side on the same generated tasks and model."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+from typing import Callable
+
+from lcread import prompts
+from lcread.acs.chunks import chunk_store
+from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, VerbalizedPolicy
+from lcread.acs.probe import Probe, parse_options
+from lcread.acs.reader import FoldReader
+from lcread.acs.replay import record, replay
+from lcread.bench.corpus import austen_text
+from lcread.bench.suites import NIAH_KINDS, Task, hotpot_data, mc, niah, qa, score, vt
+from lcread.config import AcsConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.errors import LcreadError
+from lcread.models import Model
+from lcread.run import Settings, answer
+from lcread.trace import Trace
+
+SUITES = ("niah", "qa", "vt", "mc")
+MODES = ("select", "sac", "acs", "full-context")
+STOPS = ("acs", "full", "random", "verbalized", "end")
+
+
+def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int, folder: Path) -> list[Task]:
+    """`per_suite` tasks of each suite, lengths cycled and depths spread evenly; deterministic for a seed."""
+    rng = random.Random(seed)
+    haystack = austen_text() if {"niah", "vt", "mc"} & set(suites) else ""
+    data = hotpot_data() if "qa" in suites else []
+    tasks = []
+    for suite in suites:
+        for i in range(per_suite):
+            chars, depth, tid = lengths[i % len(lengths)], (i + 0.5) / per_suite, f"{suite}-{seed}-{i:03d}"
+            if suite == "niah":
+                tasks.append(niah(NIAH_KINDS[i % len(NIAH_KINDS)], haystack, chars, depth, rng, folder, tid))
+            elif suite == "mc":
+                tasks.append(mc(haystack, chars, depth, rng, folder, tid))
+            elif suite == "vt":
+                tasks.append(vt(haystack, chars, 4, rng, folder, tid))
+            elif suite == "qa":
+                tasks.append(qa(data, chars, rng, folder, tid))
+            else:
+                raise LcreadError(f"unknown suite {suite!r}: use {', '.join(SUITES)}")
+    return tasks
+
+
+def full_context(model: Model, task: Task, max_tokens: int = 64) -> dict:
+    """The baseline that pastes the whole input into one call, when it fits the model's window."""
+    text = Path(task.path).read_text(encoding="utf-8")
+    options = "\n" + "\n".join(task.options) if task.options else ""
+    messages = [{"role": "user", "content": prompts.render("full_context", document=text, question=task.question,
+                                                           options=options)}]
+    need = model.count_tokens(messages) + max_tokens
+    if model.context_window and need > model.context_window:
+        return {"answer": None, "error": f"does not fit ({need:,} tokens > {model.context_window:,})"}
+    started = time.monotonic()
+    reply = model.query(messages, max_tokens=max_tokens)
+    return {"answer": reply.text.strip(), "error": None, "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens, "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            "peak_context": reply.prompt_tokens + reply.completion_tokens, "steps": 1, "compactions": 0,
+            "wall_time": round(time.monotonic() - started, 3)}
+
+
+def policies(stops: list[str], config: AcsConfig, seed: int) -> dict:
+    made = {"acs": AcsPolicy(config.theta, config.epsilon, config.window), "full": FullPolicy(),
+            "random": RandomPolicy(seed), "verbalized": VerbalizedPolicy(config.gate_threshold), "end": EndPolicy()}
+    return {s: made[s] for s in stops}
+
+
+def run_task(task: Task, model: Model, modes: list[str], stops: list[str], config: AcsConfig, trace: Trace,
+             seed: int) -> list[dict]:
+    """One row per mode (and per stopping policy for acs), all on the same task and model."""
+    rows = []
+    base = {"task": task.id, "suite": task.suite, "chars": task.chars, "expected": task.answers}
+    question = task.question + ("\n" + "\n".join(task.options) if task.options else "")
+    for mode in modes:
+        if mode == "full-context":
+            out = full_context(model, task)
+            rows.append({**base, "mode": mode, **out, "correct": score(task, out["answer"])})
+        elif mode in ("select", "sac"):
+            started = time.monotonic()
+            with DocumentStore.open([task.path]) as store:
+                result = answer(model, store, question, Settings(mode=mode), SilentDisplay(), trace)
+            rows.append({**base, **result.to_dict(), "mode": mode, "error": None,
+                         "correct": score(task, result.answer), "wall_time": round(time.monotonic() - started, 3)})
+        elif mode == "acs":
+            rows += _acs_rows(task, model, stops, config, trace, seed, base)
+        else:
+            raise LcreadError(f"unknown mode {mode!r}: use {', '.join(MODES)}")
+    return rows
+
+
+def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
+    """One recorded reading, replayed under every stopping policy (each charged for its own calls)."""
+    question, pairs = parse_options(task.question, task.options)
+    with DocumentStore.open([task.path]) as store:
+        chunks = chunk_store(store, config.chunk_chars)
+        evidence = max(next(c.index for c in chunks if c.start <= s < c.end) for s, _ in task.evidence)
+        reader = FoldReader(model, Probe(model, question, pairs, config.top_k, config.draft_tokens), FullPolicy(),
+                            SilentDisplay(), trace, config)
+        steps = record(reader, question, chunks)
+    full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probe_tokens
+    oracle = sum(s.fold_tokens for s in steps[:evidence]) + steps[evidence - 1].probe_tokens
+    rows = []
+    for name, policy in policies(stops, config, seed).items():
+        o = replay(policy, steps)
+        rows.append({**base, "mode": f"acs/{name}", "answer": o.answer, "error": None, "total_tokens": o.tokens,
+                     "probe_tokens": o.probe_tokens, "wall_time": round(o.seconds, 3), "steps": o.stop,
+                     "chunks_total": len(chunks), "evidence_chunk": evidence, "full_tokens": full_tokens,
+                     "oracle_tokens": oracle, "correct": score(task, o.answer)})
+    return rows
+
+
+def run_bench(tasks: list[Task], model: Model, modes: list[str], stops: list[str], config: AcsConfig, trace: Trace,
+              seed: int, on_rows: Callable[[list[dict]], None]) -> list[dict]:
+    rows = []
+    for task in tasks:
+        new = run_task(task, model, modes, stops, config, trace, seed)
+        rows += new
+        on_rows(new)
+    return rows

@@ -1,0 +1,62 @@
+import json
+import math
+import random
+
+from lcread.bench.corpus import synthetic_text
+from lcread.bench.report import bench_plot, bench_summary, bench_table
+from lcread.bench.runner import full_context, run_task
+from lcread.bench.suites import niah
+from lcread.config import AcsConfig
+from lcread.models import Reply, TokenScore
+from lcread.models.scripted import ScriptedModel
+from lcread.trace import MemoryTrace
+
+
+def test_every_mode_and_policy_on_one_task(tmp_path):
+    task = niah("single", synthetic_text(3_000, seed=2), 2_400, 0.5, random.Random(4), tmp_path, "n")
+    value = task.answers[0]
+
+    def brain(messages):
+        text = messages[-1]["content"]
+        if text.startswith("Question:"):
+            return 'grep -i "magic number"'
+        if text.startswith("Output of"):
+            return f'answer "{value}"'
+        if text.startswith("Document:"):
+            return value
+        if text.startswith("New part"):
+            return f"is {value}." if value in text else "nothing"
+        if "0 to 100" in text:
+            return "100" if value in text else "10"
+        if "END if they do" in text:
+            return "END" if value in text else "CONTINUE"
+        sure = value in text
+        return Reply(value if sure else "not found", 0, 0, 0.0,
+                     scores=[TokenScore(value if sure else "not", math.log(0.999 if sure else 0.6))])
+
+    model = ScriptedModel([brain] * 200, context_window=16384)
+    rows = run_task(task, model, ["select", "acs", "full-context"], ["acs", "full", "end"],
+                    AcsConfig(chunk_chars=600, notes_chars=400), MemoryTrace(), seed=1)
+    by_mode = {r["mode"]: r for r in rows}
+    assert list(by_mode) == ["select", "acs/acs", "acs/full", "acs/end", "full-context"]
+    assert all(r["correct"] for r in rows), [(r["mode"], r["answer"]) for r in rows]
+    acs, full, end = by_mode["acs/acs"], by_mode["acs/full"], by_mode["acs/end"]
+    n, evidence = full["chunks_total"], full["evidence_chunk"]
+    assert full["steps"] == n and evidence < n
+    assert end["steps"] == evidence and acs["steps"] == min(n, evidence + 2)  # stable over a window of 3
+    assert end["total_tokens"] < full["total_tokens"]
+    summary = bench_summary(rows)
+    assert {s["mode"]: s["accuracy"] for s in summary} == {m: 1.0 for m in by_mode}
+    end_summary = next(s for s in summary if s["mode"] == "acs/end")
+    expected = (full["total_tokens"] - end["total_tokens"]) / (full["total_tokens"] - end["oracle_tokens"])
+    assert end_summary["premature"] == 0.0 and 0 < end_summary["capture"] == expected < 1  # gates cost tokens
+    bench_plot(summary, tmp_path / "report.png")
+    assert (tmp_path / "report.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert bench_table(summary).row_count == len(summary)
+    json.dumps(rows)  # the results file holds every row
+
+
+def test_full_context_says_when_the_input_does_not_fit(tmp_path):
+    task = niah("single", synthetic_text(40_000, seed=2), 30_000, 0.5, random.Random(4), tmp_path, "n")
+    out = full_context(ScriptedModel([], context_window=4096), task)
+    assert out["answer"] is None and out["error"].startswith("does not fit (")
