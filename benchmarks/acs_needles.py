@@ -21,11 +21,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from lcread.acs.chunks import chunk_store
+from lcread.acs.chunks import chunk_of, chunk_store
 from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, VerbalizedPolicy
 from lcread.acs.probe import Probe
 from lcread.acs.reader import FoldReader
-from lcread.acs.replay import record, replay
+from lcread.acs.replay import oracle_tokens, record, replay
 from lcread.bench.corpus import austen_text
 from lcread.bench.metrics import (Outcome, Reference, accuracy, accuracy_regret, mean_over_read, premature_rate,
                                   savings_capture, token_saving)
@@ -59,7 +59,7 @@ def main() -> int:
     for i, task in enumerate(tasks):
         with DocumentStore.open([task.path]) as store:
             chunks = chunk_store(store, config.chunk_chars)
-            evidence = next(c.index for c in chunks if c.start <= task.evidence_start < c.end)
+            evidence = chunk_of(chunks, task.evidence_start)
             probe = Probe(model, task.question, [], config.top_k, config.draft_tokens)
             reader = FoldReader(model, probe, FullPolicy(), SilentDisplay(), trace, config)
             started = time.monotonic()
@@ -68,7 +68,7 @@ def main() -> int:
         named = {**policies, "full": FullPolicy(), "random": RandomPolicy(seed=args.seed * 1000 + i),
                  "verbalized": VerbalizedPolicy(config.gate_threshold), "end": EndPolicy()}
         outcomes = {name: replay(p, steps) for name, p in named.items()}
-        oracle = sum(s.fold_tokens for s in steps[:evidence]) + steps[evidence - 1].probe_tokens
+        oracle = oracle_tokens(steps, evidence)
         row = {"id": task.id, "depth": task.depth, "chunks": len(chunks), "evidence": evidence, "oracle": oracle,
                "seconds": seconds, "expected": task.answer,
                "states": [[s.state.answer, round(s.state.confidence, 4), s.verbalized, s.end] for s in steps],

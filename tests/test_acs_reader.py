@@ -165,3 +165,13 @@ def test_replay_charges_each_policy_for_its_own_calls(store):
     assert acs.tokens == sum(folds[:5]) + sum(s.probe_tokens for s in steps[:5])
     assert (end.stop, end.answer) == (3, "7261")
     assert end.tokens == sum(folds[:3]) + steps[2].probe_tokens + sum(s.end_tokens for s in steps[:3])
+
+
+def test_chunk_of_converts_character_offsets_to_bytes(write):
+    from lcread.acs.chunks import chunk_of
+
+    text = "é" * 150 + "\n" + "x" * 150 + "\n"  # 301 bytes then 151: characters and bytes differ
+    chunks = chunk_store(DocumentStore.open([str(write("u.txt", text))]), 200)
+    at = text.index("x")  # character 151, byte 301
+    assert chunk_of(chunks, at) == next(c.index for c in chunks if c.start <= 301 < c.end)
+    assert chunk_of(chunks, at) > chunk_of(chunks, 0)

@@ -56,3 +56,12 @@ def chunk_store(store: DocumentStore, size: int) -> list[Chunk]:
                 out.append(Chunk(len(out) + 1, doc, pos, end))
                 pos = end
     return out
+
+
+def chunk_of(chunks: list[Chunk], char_offset: int) -> int:
+    """The index of the chunk holding a character offset of the (first) document. Chunks are cut in
+    bytes and evidence spans count characters, so the offset is converted through the text."""
+    doc = chunks[0].doc
+    with open(doc.path, encoding="utf-8", errors="replace") as f:
+        byte_offset = len(f.read(char_offset).encode("utf-8"))
+    return next(c.index for c in chunks if c.doc is doc and c.start <= byte_offset < c.end)

@@ -56,10 +56,13 @@ class Probe:
         reply = self.model.query([{"role": "user", "content": msg}], max_tokens=self.draft_tokens, logprobs=1)
         return self._draft(reply), reply
 
-    def _posterior(self, reply: Reply) -> AnswerState:
+    def _need_scores(self, reply: Reply) -> None:
         if not reply.scores:
             raise LcreadError(f"model {self.model.name} returned no log-probabilities; "
                               "use --stop verbalized|end|full, or --mode select")
+
+    def _posterior(self, reply: Reply) -> AnswerState:
+        self._need_scores(reply)
         first = reply.scores[0]
         top = dict(first.top)
         top.setdefault(first.token, first.logprob)
@@ -69,9 +72,7 @@ class Probe:
 
     def _draft(self, reply: Reply) -> AnswerState:
         draft = reply.text.strip().splitlines()[0].strip() if reply.text.strip() else ""
-        if reply.scores is None:
-            raise LcreadError(f"model {self.model.name} returned no log-probabilities; "
-                              "use --stop verbalized|end|full, or --mode select")
+        self._need_scores(reply)
         confidence = draft_confidence([s.logprob for s in reply.scores])
         return AnswerState(draft, confidence, eligible=not is_abstention(draft))
 

@@ -77,8 +77,12 @@ class FoldReader:
             raise LcreadError(f"--stop {policy.name} needs token log-probabilities, which {model.name} does not "
                               "give: use --stop verbalized, --stop end or --stop full, or --mode select")
 
-    def run(self, question: str, chunks: list[Chunk]) -> AcsResult:
+    def reset(self) -> None:
+        """Fresh cost counters for a new reading."""
         self.stats, self.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
+
+    def run(self, question: str, chunks: list[Chunk]) -> AcsResult:
+        self.reset()
         notes, states, gates, records = "", [], [], []
         n, state, reason = len(chunks), None, "read to the end"
         self.trace.event("run_start", mode=self.mode, model=self.model.name, question=question, chunks=n,

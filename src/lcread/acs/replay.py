@@ -11,7 +11,6 @@ from lcread.acs.chunks import Chunk
 from lcread.acs.policies import Policy, parse_end, parse_verbalized
 from lcread.acs.reader import FoldReader
 from lcread.acs.rules import AnswerState
-from lcread.agent.result import RunStats
 
 
 @dataclass
@@ -42,7 +41,7 @@ class Outcome:
 def record(reader: FoldReader, question: str, chunks: list[Chunk]) -> list[Step]:
     """Fold every chunk, probing and asking both gates after each fold."""
     steps, notes = [], ""
-    reader.stats, reader.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
+    reader.reset()
     for chunk in chunks:
         before, clock = dict(reader.by_kind), time.monotonic()
         notes = reader.fold(question, notes, chunk)
@@ -81,3 +80,8 @@ def replay(policy: Policy, steps: list[Step]) -> Outcome:
     seconds += sum(s.seconds.get("probe", 0) for s in read) if policy.probes_every_step \
         else read[-1].seconds.get("probe", 0)
     return Outcome(policy.name, t, read[-1].state.answer, tokens, probe, seconds, states)
+
+
+def oracle_tokens(steps: list[Step], evidence: int) -> int:
+    """What stopping right after the evidence chunk would cost: the folds up to it and one probe."""
+    return sum(s.fold_tokens for s in steps[:evidence]) + steps[evidence - 1].probe_tokens

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Callable
 
 from lcread import prompts
-from lcread.acs.chunks import chunk_store
+from lcread.acs.chunks import chunk_of, chunk_store
 from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, VerbalizedPolicy
 from lcread.acs.probe import Probe, parse_options
 from lcread.acs.reader import FoldReader
-from lcread.acs.replay import record, replay
+from lcread.acs.replay import oracle_tokens, record, replay
 from lcread.bench.corpus import austen_text
 from lcread.bench.suites import NIAH_KINDS, Task, hotpot_data, mc, niah, qa, score, vt
 from lcread.config import AcsConfig
@@ -101,12 +101,12 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
     question, pairs = parse_options(task.question, task.options)
     with DocumentStore.open([task.path]) as store:
         chunks = chunk_store(store, config.chunk_chars)
-        evidence = max(next(c.index for c in chunks if c.start <= s < c.end) for s, _ in task.evidence)
+        evidence = max(chunk_of(chunks, start) for start, _ in task.evidence)
         reader = FoldReader(model, Probe(model, question, pairs, config.top_k, config.draft_tokens), FullPolicy(),
                             SilentDisplay(), trace, config)
         steps = record(reader, question, chunks)
     full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probe_tokens
-    oracle = sum(s.fold_tokens for s in steps[:evidence]) + steps[evidence - 1].probe_tokens
+    oracle = oracle_tokens(steps, evidence)
     rows = []
     for name, policy in policies(stops, config, seed).items():
         o = replay(policy, steps)
