@@ -43,10 +43,11 @@ def test_a_line_longer_than_the_cap_is_cut_and_read_by_range(write):
     assert doc.read_span(2, 50_000, 6) == ("NEEDLE", len(long), 50_006)
 
 
-def test_read_span_never_starts_inside_a_character(write):
+def test_read_span_counts_characters_not_bytes(write):
     doc = Document.index("d", write("d", "é" * 100 + "\n"))
-    text, _, end = doc.read_span(1, 1, 10)  # byte 1 is the middle of the first é; byte 11 too
-    assert text == "é" * 4 and end == 10
+    assert doc.read_span(1, 1, 10) == ("é" * 10, 100, 11)
+    assert doc.read_span(1, 95, 10) == ("é" * 5, 100, 100)
+    assert doc.chars_in(0, 200) == 100
 
 
 def test_undecodable_bytes_are_replaced_and_flagged(write):

@@ -45,7 +45,7 @@ def test_line_ranges(text, start, end):
 
 def test_read_continuation_inside_a_long_line():
     cmd = parse("read doc.txt 4 4 --from 6000")
-    assert (cmd.start, cmd.end, cmd.from_byte) == (4, 4, 6000)
+    assert (cmd.start, cmd.end, cmd.from_char) == (4, 4, 6000)
 
 
 def test_head_tail_wc_ls():

@@ -68,18 +68,29 @@ def test_the_task_cannot_be_rewritten_by_the_model(store):
 
 def test_a_malformed_state_is_retried_once_then_the_old_state_is_kept(store):
     result, model, trace = run(store, [
-        'grep -i "quiet-harbor"\n' + state(["the number is on line 150"]),
-        "read hay.txt 149 151\n{not json",
-        "read hay.txt 149 151\n{still: not json}",
+        'grep -i "quiet-harbor"\n' + state(),
+        'read hay.txt 149 151\n' + state(["the number is on line 150"]),
+        "read hay.txt 150 151\n{not json",
+        "read hay.txt 150 151\n{still: not json}",
         'answer "4817263"',
     ])
     assert result.answer == "4817263"
-    retry = model.calls[2]["messages"]
+    retry = model.calls[3]["messages"]
     assert len(retry) == 4 and retry[3]["content"].startswith("error: state: the reply holds no JSON object")
     kept = trace.of("state_kept")
-    assert len(kept) == 1 and kept[0]["step"] == 2
-    assert trace.of("command")[1]["state"]["findings"][0]["fact"] == "the number is on line 150"
-    assert "the number is on line 150" in model.calls[3]["messages"][1]["content"]
+    assert len(kept) == 1 and kept[0]["step"] == 3
+    assert trace.of("command")[2]["state"]["findings"][0]["fact"] == "the number is on line 150"
+    assert "the number is on line 150" in model.calls[4]["messages"][1]["content"]
+
+
+def test_a_finding_whose_lines_no_tool_showed_is_dropped(store):
+    result, model, trace = run(store, [
+        'grep -i "quiet-harbor"\n' + state(["the number is 999 on line 150"]),  # written before any output
+        'answer "4817263"',
+    ])
+    dropped = trace.of("findings_dropped")
+    assert dropped and dropped[0]["findings"] == ["the number is 999 on line 150"]
+    assert "999" not in model.calls[1]["messages"][1]["content"]
 
 
 def test_a_reply_without_a_command_is_a_format_error(store):

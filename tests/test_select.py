@@ -12,7 +12,8 @@ from lcread.trace import MemoryTrace
 
 QUESTION = "What is the special magic number for quiet-harbor?"
 HANDOFF = {"current_step": "searching", "plan": ["read around the hit"], "completion_requirements": ["the number"],
-           "findings": [{"fact": "line 150 mentions quiet-harbor", "document": "hay.txt", "lines": "150-150"}],
+           "findings": [{"fact": "line 150 mentions quiet-harbor", "document": "hay.txt", "lines": "150-150"},
+                        {"fact": "lines 30-31 are filler", "document": "hay.txt", "lines": "30-31"}],
            "next_steps": ["read hay.txt 149 151"], "task": "a different task the model made up"}
 
 
@@ -52,7 +53,7 @@ def test_grep_then_answer(store):
 
 
 def test_history_is_append_only_between_compactions(store):
-    model = ScriptedModel(["grep harbor", "read hay.txt 1 5", 'answer "x"'])
+    model = ScriptedModel(["grep harbor", "read hay.txt 1 5", 'answer "4817263"'])
     reader(model, store).run(QUESTION)
     first, second, third = (c["messages"] for c in model.calls)
     assert second[:len(first)] == first and third[:len(second)] == second
@@ -68,7 +69,7 @@ def test_format_errors_go_back_to_the_model_then_end_the_run(store):
     stubborn = ScriptedModel(["hello"] * 3 + ['answer "best guess"'])
     result = reader(stubborn, store).run(QUESTION)
     assert not result.final and "3 replies in a row were not commands" in result.reason
-    assert result.answer == "best guess"
+    assert result.answer.startswith("No answer was found in what was read")  # "best guess" is in no shown line
 
 
 def test_a_repeated_command_is_not_run_again(store):
@@ -79,13 +80,15 @@ def test_a_repeated_command_is_not_run_again(store):
     assert len(trace.of("command")) == 3  # the first run plus two nudges; the fourth ends the run
     nudge = model.calls[2]["messages"][-1]["content"]
     assert "You already ran `grep harbor -m 1` at step 1" in nudge
-    assert not result.final and result.reason.startswith("repeat limit") and result.answer == "none"
+    assert not result.final and result.reason.startswith("repeat limit")
+    assert result.answer.startswith("No answer was found") and result.verified is False
 
 
 def test_step_limit_gives_the_best_answer_marked_as_such(store):
-    model = ScriptedModel(["grep harbor -m 1", "grep river -m 1", 'answer "4817263?"'])
+    model = ScriptedModel(["grep quiet-harbor", "grep river -m 1", 'answer "4817263"'])
     result = reader(model, store, SelectConfig(max_steps=2)).run(QUESTION)
-    assert (result.final, result.reason, result.answer) == (False, "step limit (2)", "4817263?")
+    assert (result.final, result.reason, result.answer) == (False, "step limit (2)", "4817263")
+    assert result.verified and result.citations[0].line == 150  # a best answer, but grounded
     assert "reached its step limit (2)" in model.calls[-1]["messages"][-1]["content"]
 
 
@@ -102,7 +105,8 @@ def test_compaction_at_the_threshold_starts_fresh_from_a_handoff(store):
     assert compaction["before"] >= config.compact_at and compaction["after"] < compaction["before"]
     handoff = compaction["handoff"]
     assert handoff["task"] == QUESTION  # copied by lcread, never the model's version
-    assert handoff["findings"][0]["lines"] == "150-150"
+    assert [f["lines"] for f in handoff["findings"]] == ["30-31"]  # line 150 was never shown: dropped
+    assert trace.of("findings_dropped")[0]["findings"][0]["lines"] == "150-150"
     assert "read hay.txt 1 40" in handoff["commands_run"]
     resumed = next(c["messages"] for c in model.calls if "compacted into this handoff" in c["messages"][-1]["content"]
                    or any("compacted into this handoff" in m["content"] for m in c["messages"][1:2]))
@@ -145,5 +149,5 @@ def test_an_answer_before_reading_anything_is_sent_back(store):
     assert "You have not read anything yet" in model.calls[1]["messages"][-1]["content"]
     assert trace.of("answer_refused")[0]["answer"] == "42"
     insisting = reader(ScriptedModel(['answer "42"'] * 4), store).run(QUESTION)
-    assert (insisting.final, insisting.answer) == (False, "42")
+    assert not insisting.final and insisting.answer.startswith("No answer was found")
     assert insisting.reason == "grounding limit (3 answers before reading anything)"

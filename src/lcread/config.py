@@ -18,8 +18,8 @@ class ToolConfig(_Config):
     """Hard cap on any observation, whatever the command asked for."""
     match_window: int = Field(240, ge=20)
     """Characters shown either side of a grep match on a line too long to show whole."""
-    grep_timeout: float = 60.0
-    """Seconds a single grep may run before it is stopped."""
+    grep_timeout: float = Field(10.0, gt=0)
+    """Seconds one grep may run before it is stopped (the model is told why)."""
 
 
 class SelectConfig(_Config):
@@ -41,6 +41,13 @@ class SelectConfig(_Config):
     """Most tokens the model may generate for one command."""
     handoff_tokens: int = Field(1200, ge=128)
     """Most tokens the model may generate for a handoff."""
+    sufficiency: bool = True
+    """Accept an answer only when its sufficiency predicate holds on cited evidence (off: accept any
+    answer, still reporting whether it is verified)."""
+    max_refusals: int = Field(3, ge=0)
+    """Answers sent back for missing evidence before the run ends with its best answer, unverified."""
+    steps_after_refusal: int = Field(6, ge=1)
+    """Commands allowed after the first answer sent back, before the run ends unverified."""
 
     def fitted(self, window: int | None) -> "SelectConfig":
         """Shrink the budget proportionally when the model's window is smaller than the limit."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from rich.console import Console, Group
@@ -23,9 +24,8 @@ class Display(Protocol):
 
     def state(self, *, added: list[str], done: list[str], current: str) -> None: ...
 
-    def notice(self, message: str) -> None: ...
-
-    def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None: ...
+    def finish(self, *, answer: str, final: bool, reason: str, summary: str, citations: list[str] = (),
+               verified: bool | None = None, missing: str | None = None) -> None: ...
 
 
 class SilentDisplay:
@@ -44,11 +44,18 @@ class SilentDisplay:
     def state(self, **kw) -> None:
         pass
 
-    def notice(self, message: str) -> None:
-        pass
-
     def finish(self, **kw) -> None:
         pass
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def clean(text: str) -> str:
+    """Text lcread did not write (documents, file names, model replies), made inert for a terminal:
+    control characters (escape sequences, bells, carriage returns, bidi overrides) shown as \\xNN."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 256
+                        else f"\\u{ord(m.group(0)):04x}", text)
 
 
 def gauge(used: int, limit: int, width: int = 20) -> Text:
@@ -79,12 +86,12 @@ class RichDisplay:
     def start(self, *, question: str, model: str, mode: str, documents: str, limit: int) -> None:
         head = Text.assemble(("lcread ", "bold"), (f"{mode}", "cyan"), " · ", (model, "magenta"),
                              f" · context limit {limit:,} tokens")
-        self.console.print(Panel(Group(head, Text(documents, style="dim"), Text(f"Q: {question}", style="bold")),
-                                 expand=False))
+        self.console.print(Panel(Group(head, Text(clean(documents), style="dim"),
+                                       Text(f"Q: {clean(question)}", style="bold")), expand=False))
 
     def step(self, *, number: int, command: str, observation: str, truncated: bool, error: bool,
              context: int, limit: int) -> None:
-        line = Text.assemble((f"{number:>3} ", "dim"), ("$ ", "bold green"), (command, "bold"))
+        line = Text.assemble((f"{number:>3} ", "dim"), ("$ ", "bold green"), (clean(command), "bold"))
         self.console.print(line)
         size = Text(f"      → {len(observation):,} chars", style="red" if error else "dim")
         if truncated:
@@ -93,11 +100,11 @@ class RichDisplay:
         size.append_text(gauge(context, limit))
         self.console.print(size)
         if observation.strip():
-            self.console.print(Text(_indent(preview(observation)), style="red" if error else "grey58"))
+            self.console.print(Text(_indent(preview(clean(observation))), style="red" if error else "grey58"))
 
     def compaction(self, *, handoff: str, before: int, after: int) -> None:
         title = f"compacted {before:,} → {after:,} tokens"
-        self.console.print(Panel(Text(handoff), title=title, border_style="yellow", expand=False))
+        self.console.print(Panel(Text(clean(handoff)), title=title, border_style="yellow", expand=False))
 
     def chunk(self, *, index: int, total: int, notes_chars: int, answer: str | None,
               posterior: dict | None, confidence: float | None, change: float | None, gate: object,
@@ -107,7 +114,7 @@ class RichDisplay:
             line.append("  " + " ".join(f"{k} {v:.2f}" for k, v in posterior.items()))
         elif answer is not None:
             line.append("  answer ")
-            line.append(repr(answer[:60]), style="bold")
+            line.append(clean(repr(answer[:60])), style="bold")
         if confidence is not None:
             line.append(f"  conf {confidence:.3f}", style="cyan")
         if change is not None:
@@ -119,20 +126,29 @@ class RichDisplay:
 
     def state(self, *, added: list[str], done: list[str], current: str) -> None:
         line = Text("      state: ", style="dim")
-        line.append(current[:100], style="italic")
+        line.append(clean(current[:100]), style="italic")
         for fact in added:
-            line.append(f"\n      + finding: {fact[:120]}", style="green")
+            line.append(f"\n      + finding: {clean(fact[:120])}", style="green")
         for step in done:
-            line.append(f"\n      ✓ done: {step[:120]}", style="cyan")
+            line.append(f"\n      ✓ done: {clean(step[:120])}", style="cyan")
         self.console.print(line)
 
-    def notice(self, message: str) -> None:
-        self.console.print(Text(f"! {message}", style="yellow"))
-
-    def finish(self, *, answer: str, final: bool, reason: str, summary: str) -> None:
+    def finish(self, *, answer: str, final: bool, reason: str, summary: str, citations: list[str] = (),
+               verified: bool | None = None, missing: str | None = None) -> None:
         label = "answer" if final else f"best answer so far ({reason})"
-        self.console.print(Panel(Text(answer), title=label, border_style="green" if final else "yellow",
-                                 expand=False))
+        if verified:
+            label += " · verified"
+        elif verified is False:
+            label += " · unverified"
+        colour = "green" if final and verified is not False else "yellow"
+        body = [Text(clean(answer), style="bold")]
+        for c in citations[:6]:
+            body.append(Text(f"  ✓ {clean(c[:200])}", style="green" if verified else "dim"))
+        if verified is False and missing:
+            body.append(Text(f"  unverified: {clean(missing)}", style="yellow"))
+        elif verified is None and missing:
+            body.append(Text(f"  {clean(missing)}", style="dim"))
+        self.console.print(Panel(Group(*body), title=label, border_style=colour, expand=False))
         self.console.print(Text(summary, style="dim"))
 
 

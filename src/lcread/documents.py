@@ -110,20 +110,49 @@ class Document:
                 text = _decode(head.rstrip(b"\n").rstrip(b"\r"))
                 yield Line(number, text, length - (1 if head.endswith(b"\n") or cut else 0), cut)
 
-    def read_span(self, number: int, start: int, max_bytes: int) -> tuple[str, int, int]:
-        """Part of one line from byte `start`: its text, the line's full length, and where the part ends."""
+    def line_start(self, number: int) -> int:
+        """Byte offset where line `number` starts."""
         with open(self.path, "rb") as f:
             self._seek_line(f, number)
-            line_start = f.tell()
-            length = _skip_line(f, keep_newline=False)
-            f.seek(line_start + start)
-            data = f.read(max(0, min(max_bytes, length - start)))
-        # Never start or end inside a multi-byte character.
-        skipped = 0
-        while skipped < len(data) and (data[skipped] & 0xC0) == 0x80:
-            skipped += 1
-        text = codecs.getincrementaldecoder("utf-8")("replace").decode(data[skipped:], final=False)
-        return text, length, start + skipped + len(text.encode("utf-8", "surrogatepass"))
+            return f.tell()
+
+    def read_bytes(self, start: int, end: int) -> bytes:
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            return f.read(max(0, end - start))
+
+    def chars_in(self, start: int, end: int) -> int:
+        """How many characters the bytes start..end hold (streamed, so any length is fine)."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        count = 0
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            left = end - start
+            while left > 0 and (block := f.read(min(BLOCK, left))):
+                left -= len(block)
+                count += len(decoder.decode(block, final=left <= 0))
+        return count
+
+    def read_span(self, number: int, start: int, max_chars: int) -> tuple[str, int, int]:
+        """Characters start..start+max_chars of line `number`: the text, the line's length in characters,
+        and the character offset where the text ends. Streamed in blocks, so a line of any length is fine."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pieces: list[str] = []
+        position = taken = 0
+        with open(self.path, "rb") as f:
+            self._seek_line(f, number)
+            while True:
+                block = f.readline(BLOCK)
+                ended = not block or block.endswith(b"\n")
+                text = decoder.decode(block.rstrip(b"\n").rstrip(b"\r") if ended else block, final=ended)
+                lo, hi = max(start - position, 0), min(start + max_chars - position, len(text))
+                if hi > lo and taken < max_chars:
+                    pieces.append(text[lo:hi])
+                    taken += hi - lo
+                position += len(text)
+                if ended:
+                    break
+        return "".join(pieces), position, min(start, position) + taken
 
 
 def _skip_line(f: BinaryIO, keep_newline: bool = True) -> int:
@@ -185,10 +214,6 @@ class DocumentStore:
         if doc is None:
             raise KeyError(name)
         return doc
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(d.size for d in self.docs)
 
     def listing(self) -> str:
         """One line per document: name, lines, bytes."""

@@ -14,11 +14,12 @@ class InterruptLoop(Exception):
 
 
 class Submitted(InterruptLoop):
-    """The model answered."""
+    """The model answered (with the verdict of the answer's sufficiency check, when one ran)."""
 
-    def __init__(self, answer: str):
+    def __init__(self, answer: str, verdict=None):
         super().__init__(answer)
         self.answer = answer
+        self.verdict = verdict
 
 
 class LimitReached(InterruptLoop):

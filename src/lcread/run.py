@@ -43,7 +43,8 @@ def answer(model: Model, store: DocumentStore, question: str, settings: Settings
 def _acs(model, store, question, settings, display, trace):
     from lcread.acs.chunks import chunk_store
     from lcread.acs.policies import make_policy
-    from lcread.acs.probe import Probe, parse_options
+    from lcread.acs.probe import Probe
+    from lcread.grounding.question import parse_options
     from lcread.acs.reader import FoldReader
 
     config = settings.acs
@@ -59,7 +60,7 @@ def split_options(given: list[str] | None) -> list[str] | None:
     """Options may be given one per value, or several lettered options in one value."""
     if not given:
         return None
-    from lcread.acs.probe import parse_options
+    from lcread.grounding.question import parse_options
 
     if len(given) == 1:
         _, pairs = parse_options(given[0])

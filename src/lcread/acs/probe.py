@@ -2,36 +2,11 @@
 
 from __future__ import annotations
 
-import re
 
 from lcread import prompts
 from lcread.acs.rules import AnswerState, draft_confidence, is_abstention, posterior_from_top
 from lcread.errors import LcreadError
 from lcread.models import Model, Reply
-
-_OPTION = re.compile(r"(?:^|\s|\()([A-J])[\)\.:]\s+(.+?)(?=\s+\(?[A-J][\)\.:]\s+|$)", re.S)
-
-
-def parse_options(question: str, given: list[str] | None = None) -> tuple[str, list[tuple[str, str]]]:
-    """Options from --options ("A) Anne" or plain texts lettered in order) or listed in the question.
-
-    Returns the question without its listed options, and (letter, text) pairs; no options = open-ended.
-    """
-    if given:
-        pairs = []
-        for i, item in enumerate(given):
-            m = re.match(r"\s*\(?([A-Ja-j])[\)\.:]\s*(.+)", item)
-            pairs.append((m.group(1).upper(), m.group(2).strip()) if m else (chr(65 + i), item.strip()))
-        return question, pairs
-    first = re.search(r"(?:^|\s|\()A[\)\.:]\s+", question)
-    if not first:
-        return question, []
-    pairs = [(m.group(1), m.group(2).strip()) for m in _OPTION.finditer(question[first.start():])]
-    letters = [p[0] for p in pairs]
-    if len(pairs) < 2 or letters != [chr(65 + i) for i in range(len(pairs))]:
-        return question, []
-    return question[:first.start()].strip(), pairs
-
 
 class Probe:
     def __init__(self, model: Model, question: str, options: list[tuple[str, str]], top_k: int = 20,

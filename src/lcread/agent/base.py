@@ -10,11 +10,11 @@ from lcread.agent.result import RunResult, RunStats
 from lcread.config import SelectConfig
 from lcread.display import Display
 from lcread.errors import FormatError, LimitReached, Submitted
+from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
+from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
-
-ANSWER_ONLY = 'root ::= "answer \\"" [^"\\n]{1,600} "\\""\n'
 
 
 class CommandLoop:
@@ -24,14 +24,17 @@ class CommandLoop:
                  config: SelectConfig | None = None):
         self.model, self.tools, self.display, self.trace = model, tools, display, trace
         self.config = (config or SelectConfig()).fitted(model.context_window)
-        names = [d.name for d in tools.store.docs]
-        self.grammar = prompts.command_grammar(names) if model.supports_grammar else None
+        self.names = [d.name for d in tools.store.docs]
 
     def run(self, question: str) -> RunResult:
         self.question, self.stats = question, RunStats()
         self.seen: dict[str, int] = {}
         self.format_errors = self.repeats = 0
         self.refused_unread = 0
+        self.evidence = EvidenceLog()
+        self.verifier = Verifier(classify(question, parse_options(question)[1]), self.evidence)
+        self.pending: tuple[str, Verdict] | None = None
+        self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.begin(question)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)
@@ -43,9 +46,10 @@ class CommandLoop:
             except FormatError as e:
                 self.on_format_error(str(e))
             except Submitted as e:
-                return self.finish(e.answer, final=True, reason="answered")
+                return self.finish(e.answer, final=True, reason="answered", verdict=e.verdict)
             except LimitReached as e:
-                return self.finish(self.best_answer(e.reason), final=False, reason=e.reason)
+                answer, verdict = self.best_answer(e.reason)
+                return self.finish(answer, final=False, reason=e.reason, verdict=verdict)
 
     def begin(self, question: str) -> None:
         raise NotImplementedError
@@ -60,19 +64,70 @@ class CommandLoop:
         """The conversation in which the model is asked for its best answer after a limit."""
         raise NotImplementedError
 
-    def ungrounded(self, command: Command) -> Observation | None:
-        """An answer before any command has read the documents is sent back (seed 002: stop on evidence,
-        not on the model's say-so); after two, the run ends and the answer is marked as not final."""
-        if command.name != "answer" or self.seen:
+    @property
+    def grammar(self) -> str | None:
+        """The command grammar for the embedded model; once evidence holds values of the kind asked for,
+        an answer can only be one of them (the model chooses among grounded values, it cannot invent one)."""
+        if not self.model.supports_grammar:
             return None
-        self.refused_unread += 1
-        self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
-        if self.refused_unread > 2:
-            raise LimitReached(f"grounding limit ({self.refused_unread} answers before reading anything)")
-        return Observation(prompts.render("unread_answer", example=example_term(self.question)))
+        return prompts.command_grammar(self.names, self.verifier.candidates(), self.answer_kind())
+
+    def answer_kind(self) -> str | None:
+        profile = self.verifier.profile
+        multi = profile.kind in ("parts", "all", "list")
+        return ("many-" if multi else "") + profile.answer_type
+
+    def answered(self, command: Command) -> Observation:
+        """An answer: accepted (Submitted) when its sufficiency predicate holds, else sent back with what is
+        missing, after lcread has run the step that would find it and checked the answer again."""
+        if not self.seen:  # nothing read yet (seed 002: stop on evidence, not on the model's say-so)
+            self.refused_unread += 1
+            self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
+            if self.refused_unread > 2:
+                raise LimitReached(f"grounding limit ({self.refused_unread} answers before reading anything)")
+            return Observation(prompts.render("unread_answer", example=example_term(self.question)))
+        verdict = self.verifier.check(command.answer)
+        if verdict.ok or not self.config.sufficiency:
+            raise Submitted(command.answer, verdict)
+        self.pending = (command.answer, verdict)
+        self.refusals += 1
+        self.refused_at = self.refused_at or self.stats.steps
+        self.trace.event("answer_unverified", step=self.stats.steps, answer=command.answer, missing=verdict.missing,
+                         next=verdict.step)
+        if self.refusals > self.config.max_refusals:
+            raise LimitReached(f"sufficiency limit ({self.refusals} answers without the evidence they need)")
+        ran = ""
+        if verdict.step and verdict.step not in self.checks_run:
+            self.checks_run.add(verdict.step)
+            output = self.run_tool(parse(verdict.step))
+            self.trace.event("check_step", step=self.stats.steps, command=verdict.step, chars=output.chars)
+            ran = f"lcread ran `{verdict.step}`:\n{output.text}"
+            self.recheck()
+        return Observation(prompts.render("unverified_answer", answer=command.answer, missing=verdict.missing,
+                                          ran=ran))
+
+    def recheck(self) -> None:
+        """A pending answer is accepted the moment the evidence shown since makes its predicate hold."""
+        if self.pending is None:
+            return
+        verdict = self.verifier.check(self.pending[0])
+        if verdict.ok:
+            self.trace.event("answer_verified_later", step=self.stats.steps, answer=self.pending[0])
+            raise Submitted(self.pending[0], verdict)
+        self.pending = (self.pending[0], verdict)
+        if self.stats.steps - self.refused_at >= self.config.steps_after_refusal:
+            raise LimitReached(f"sufficiency limit ({self.config.steps_after_refusal} steps after an answer "
+                               "without the evidence it needs)")
+
+    def run_tool(self, command: Command) -> Observation:
+        observation = self.tools.run(command)
+        self.evidence.add(observation.shown, observation.search)
+        return observation
 
     def execute(self, command: Command) -> Observation:
         """Run a command; a repeated one is not run again, and too many repeats in a row end the run."""
+        if command.name == "answer":
+            return self.answered(command)
         key = " ".join(command.text.split())
         if key in self.seen:
             self.repeats += 1
@@ -81,7 +136,9 @@ class CommandLoop:
             return Observation(prompts.render("repeat", command=key, step=self.seen[key]))
         self.repeats = 0
         self.seen[key] = self.stats.steps
-        return self.tools.run(command)
+        observation = self.run_tool(command)
+        self.recheck()
+        return observation
 
     def check_limits(self) -> None:
         c, s = self.config, self.stats
@@ -106,28 +163,40 @@ class CommandLoop:
                          latency=round(reply.latency, 3), reply=reply.text[:2000])
         return reply
 
-    def best_answer(self, reason: str) -> str:
-        """After a limit: one last call asking for an answer from what was found, if the budget allows."""
+    def best_answer(self, reason: str) -> tuple[str, Verdict | None]:
+        """After a limit: the pending answer, or one last call for the best answer from what was found.
+        An answer whose content no shown line holds leaves as "nothing found", never as an answer."""
         self.trace.event("limit", reason=reason)
-        if not reason.startswith("token"):
+        answer = self.pending[0] if self.pending else None
+        if answer is None and not reason.startswith("token"):
             try:
                 reply = self.query(self.limit_messages(reason), self.config.command_tokens,
-                                   grammar=self.grammar and ANSWER_ONLY)
+                                   grammar=self.grammar and prompts.answer_only_grammar(self.grammar))
                 command = parse(reply.text)
-                if command.name == "answer":
-                    return command.answer
+                answer = command.answer if command.name == "answer" else None
             except (ParseError, LimitReached):
                 pass
-        return self.found_so_far() or "No answer was found before the limit."
+        if answer is None:
+            return "No answer was found before the limit.", None
+        verdict = self.verifier.check(answer)
+        if not verdict.ok and not verdict.citations:
+            verdict.citations = self.verifier.locate(answer)
+        if not verdict.ok and not verdict.citations:
+            return f"No answer was found in what was read (last missing: {verdict.missing}).", verdict
+        return answer, verdict
 
-    def found_so_far(self) -> str:
-        return ""
-
-    def finish(self, answer: str, final: bool, reason: str) -> RunResult:
+    def finish(self, answer: str, final: bool, reason: str, verdict: Verdict | None = None) -> RunResult:
         self.stats.ended = time.monotonic()
-        result = RunResult(answer, final, reason, self.mode, self.model.name, self.stats)
+        result = RunResult(answer, final, reason, self.mode, self.model.name, self.stats,
+                           verified=verdict.ok if verdict and verdict.applies else None,
+                           citations=verdict.citations if verdict else [],
+                           missing=None if verdict is None or verdict.ok else verdict.missing)
+        if verdict is None and final is False:
+            result.missing = "the run ended before an answer was given"
         self.trace.event("run_end", **result.to_dict())
-        self.display.finish(answer=answer, final=final, reason=reason, summary=result.summary())
+        self.display.finish(answer=answer, final=final, reason=reason, summary=result.summary(),
+                            citations=[c.label() + ": " + c.quote for c in result.citations],
+                            verified=result.verified, missing=result.missing)
         return result
 
 

@@ -95,6 +95,17 @@ def fallback_handoff(task: str, commands_run: list[str], findings: list[Finding]
                    commands_run=commands_run)
 
 
+def keep_shown(findings: list[Finding], shown: set[tuple[str, int]]) -> tuple[list[Finding], list[Finding]]:
+    """Findings whose pointer (document, lines) covers a line a tool showed, and the ones dropped."""
+    kept, dropped = [], []
+    for f in findings:
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+))?\s*", f.lines or "")
+        lo, hi = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else (0, -1)
+        ok = any(doc == f.document and lo <= line <= hi for doc, line in shown) if hi - lo < 10_000 else False
+        (kept if ok else dropped).append(f)
+    return kept, dropped
+
+
 def prune_to_fit(messages: Messages, count: Callable[[Messages], int], budget: int, keep_head: int = 2) -> Messages:
     """Drop the oldest exchanges after the first `keep_head` messages until the history fits the budget."""
     out = list(messages)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from lcread.grounding.evidence import Citation
+
 
 @dataclass
 class RunStats:
@@ -48,11 +50,18 @@ class RunResult:
     mode: str
     model: str
     stats: RunStats
+    verified: bool | None = None
+    """True when the answer's sufficiency predicate held on cited evidence; None where none applies."""
+    citations: list[Citation] = field(default_factory=list)
+    missing: str | None = None
+    """For an unverified answer: the requirement that was still missing (the near-miss record)."""
 
     def to_dict(self) -> dict:
         s = self.stats
         return {
-            "answer": self.answer, "final": self.final, "stop_reason": self.reason, "mode": self.mode,
+            "answer": self.answer, "final": self.final, "verified": self.verified,
+            "citations": [c.to_dict() for c in self.citations], "missing": self.missing,
+            "stop_reason": self.reason, "mode": self.mode,
             "model": self.model, "steps": s.steps, "calls": s.calls, "prompt_tokens": s.prompt_tokens,
             "completion_tokens": s.completion_tokens, "total_tokens": s.total_tokens,
             "cached_tokens": s.cached_tokens, "processed_tokens": s.processed_tokens,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lcread import prompts
 from lcread.agent.base import CommandLoop
-from lcread.agent.handoff import Handoff, HandoffDraft, parse_draft, split_reply
-from lcread.errors import FormatError, LimitReached, Submitted
+from lcread.agent.handoff import Handoff, HandoffDraft, keep_shown, parse_draft, split_reply
+from lcread.errors import FormatError, LimitReached
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
 
@@ -23,9 +23,11 @@ class SacReader(CommandLoop):
                              plan=["search for the question's key terms", "read around the best hit", "answer"],
                              completion_requirements=["a passage that states the answer"], next_steps=[])
         self.last = "No command run yet."
-        names = [d.name for d in self.tools.store.docs]
-        self.reply_grammar = prompts.state_grammar(names, 4, 6, after_command=True) \
-            if self.model.supports_grammar else None
+
+    @property
+    def reply_grammar(self) -> str | None:
+        commands = self.grammar
+        return prompts.state_grammar(self.names, 4, 6, after_command=True, commands=commands) if commands else None
 
     def messages(self) -> Messages:
         state = self.state.render()
@@ -53,10 +55,11 @@ class SacReader(CommandLoop):
         before = self.state
         if draft is not None:
             self.state = Handoff(task=self.question, commands_run=before.commands_run, **draft.model_dump())
-        refusal = self.ungrounded(command)
-        if command.name == "answer" and refusal is None:
-            raise Submitted(command.answer)
-        observation = refusal or self.execute(command)
+            self.state.findings, dropped = keep_shown(self.state.findings, self.evidence.shown_lines())
+            if dropped:
+                self.trace.event("findings_dropped", step=self.stats.steps, findings=[f.fact for f in dropped],
+                                 why="no tool showed the lines they point at")
+        observation = self.execute(command)
         self.state.commands_run = [*before.commands_run, command.text][-15:]
         self.observe(command, observation, before)
 
@@ -76,12 +79,12 @@ class SacReader(CommandLoop):
     def execute(self, command: Command) -> Observation:
         """Unlike select, sac keeps no history: a repeated command's output is shown again, with a note."""
         key = " ".join(command.text.split())
-        if key not in self.seen:
+        if key not in self.seen or command.name == "answer":
             return super().execute(command)
         self.repeats += 1
         if self.repeats > self.config.max_repeats:
             raise LimitReached(f"repeat limit ({self.config.max_repeats} repeated commands in a row)")
-        observation = self.tools.run(command)
+        observation = self.run_tool(command)
         observation.text = prompts.render("sac_repeat", command=key, step=self.seen[key], output=observation.text)
         return observation
 
@@ -95,9 +98,6 @@ class SacReader(CommandLoop):
 
     def limit_messages(self, reason: str) -> Messages:
         return self.messages() + [{"role": "user", "content": prompts.render("limit_answer", reason=reason)}]
-
-    def found_so_far(self) -> str:
-        return "; ".join(f.fact for f in self.state.findings)
 
 
 def _read(text: str) -> tuple[Command | None, HandoffDraft | None, str | None]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from lcread import prompts
 from lcread.agent.base import CommandLoop, example_term
-from lcread.agent.handoff import Handoff, fallback_handoff, parse_handoff, prune_to_fit
-from lcread.errors import FormatError, Submitted
+from lcread.agent.handoff import Handoff, fallback_handoff, keep_shown, parse_handoff, prune_to_fit
+from lcread.errors import FormatError
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
 
@@ -38,10 +38,7 @@ class SelectReader(CommandLoop):
         except ParseError as e:
             raise FormatError(str(e)) from None
         self.format_errors = 0
-        refusal = self.ungrounded(command)
-        if command.name == "answer" and refusal is None:
-            raise Submitted(command.answer)
-        self.observe(command, refusal or self.execute(command))
+        self.observe(command, self.execute(command))
 
     def observe(self, command: Command, observation: Observation) -> None:
         self.messages.append({"role": "user", "content": prompts.render(
@@ -89,6 +86,10 @@ class SelectReader(CommandLoop):
         if handoff is None:
             handoff = fallback_handoff(self.question, commands, self.handoff.findings if self.handoff else [])
             self.trace.event("handoff_fallback", error=error)
+        handoff.findings, dropped = keep_shown(handoff.findings, self.evidence.shown_lines())
+        if dropped:
+            self.trace.event("findings_dropped", findings=[f.model_dump() for f in dropped],
+                             why="no tool showed the lines they point at")
         self.handoff = handoff
         self.messages = [self.messages[0], {"role": "user", "content": prompts.render(
             "select_resume", question=self.question, handoff=handoff.render())}]
@@ -100,6 +101,3 @@ class SelectReader(CommandLoop):
     def limit_messages(self, reason: str) -> Messages:
         ask = self.messages + [{"role": "user", "content": prompts.render("limit_answer", reason=reason)}]
         return prune_to_fit(ask, self.model.count_tokens, self.config.context_limit - self.config.command_tokens)
-
-    def found_so_far(self) -> str:
-        return "; ".join(f.fact for f in self.handoff.findings) if self.handoff else ""

@@ -10,7 +10,8 @@ from typing import Callable
 from lcread import prompts
 from lcread.acs.chunks import chunk_of, chunk_store
 from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, VerbalizedPolicy
-from lcread.acs.probe import Probe, parse_options
+from lcread.acs.probe import Probe
+from lcread.grounding.question import parse_options
 from lcread.acs.reader import FoldReader
 from lcread.acs.replay import oracle_tokens, record, replay
 from lcread.bench.corpus import austen_text

@@ -23,16 +23,45 @@ def render(name: str, **values: object) -> str:
     return text.format(**values).strip()
 
 
-def command_grammar(doc_names: list[str]) -> str:
-    """The GBNF grammar of one command, with the document names as the only valid paths."""
-    docs = " | ".join('"' + n.replace("\\", "\\\\").replace('"', '\\"') + '"' for n in doc_names)
-    return template("commands.gbnf").replace("@DOCS@", docs)
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def state_grammar(doc_names: list[str], items: int, findings: int, after_command: bool) -> str:
-    """The GBNF grammar of a handoff / sac state (JSON); with after_command, a command line comes first."""
+_KIND_ANSWERS = {
+    "number": '[^"\\n0-9]{0,40} [0-9] [^"\\n]{0,80}',
+    "date": '[^"\\n0-9]{0,40} [0-9] [^"\\n]{0,80}',
+}
+
+
+def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind: str | None = None) -> str:
+    """The GBNF grammar of one command, with the document names as the only valid paths. With `answers`,
+    an answer can only be one of them (or several, comma-separated, when `kind` starts with many-); with
+    only a kind (number, date), an answer must at least hold a digit."""
+    docs = " | ".join(_literal(n) for n in doc_names)
+    grammar = template("commands.gbnf").replace("@DOCS@", docs)
+    base = (kind or "").removeprefix("many-")
+    if answers:
+        one = "(" + " | ".join(_literal(a) for a in answers) + ")"
+        body = f'{one} (", " {one}){{0,7}}' if (kind or "").startswith("many-") else one
+    elif base in _KIND_ANSWERS:
+        body = "(" + _KIND_ANSWERS[base] + ")"
+    else:
+        return grammar
+    return re.sub(r'^cmd-answer\s*::=.*$', lambda _: f'cmd-answer  ::= "answer \\"" {body} "\\""', grammar,
+                  count=1, flags=re.M)
+
+
+def answer_only_grammar(grammar: str) -> str:
+    """The same grammar with the answer as the only command (for the best answer after a limit)."""
+    return re.sub(r"^root\s*::=.*$", "root        ::= cmd-answer", grammar, count=1, flags=re.M)
+
+
+def state_grammar(doc_names: list[str], items: int, findings: int, after_command: bool,
+                  commands: str | None = None) -> str:
+    """The GBNF grammar of a handoff / sac state (JSON); with after_command, a command line comes first
+    (`commands`, when given, is the command grammar to use)."""
     state = template("state.gbnf").replace("@MORE@", str(items - 1)).replace("@MOREFINDINGS@", str(findings - 1))
-    commands = command_grammar(doc_names)
+    commands = commands or command_grammar(doc_names)
     root = re.compile(r"^root\b", re.M)
     if after_command:
         commands = root.sub("cmd-line", commands, count=1)

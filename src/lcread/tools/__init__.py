@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from lcread.config import ToolConfig
 from lcread.documents import Document, DocumentStore
-from lcread.tools.grep import grep
+from lcread.tools.evidence import Search, Shown
+from lcread.tools.grep import Grep, count_matches
+from lcread.tools.headings import Sections
 from lcread.tools.parse import USAGE, Command, ParseError, parse
 
-__all__ = ["Command", "Observation", "ParseError", "ToolRunner", "USAGE", "parse"]
+__all__ = ["Command", "Observation", "ParseError", "Search", "Shown", "ToolRunner", "USAGE", "parse"]
 
 
 @dataclass
 class Observation:
-    """What one command returned to the model."""
+    """What one command returned to the model, and the document pieces it showed."""
 
     text: str
     truncated: bool = False
     error: bool = False
+    shown: list[Shown] = field(default_factory=list)
+    search: Search | None = None
 
     @property
     def chars(self) -> int:
@@ -31,6 +35,13 @@ class ToolRunner:
     def __init__(self, store: DocumentStore, config: ToolConfig | None = None):
         self.store = store
         self.config = config or ToolConfig()
+        self._sections: dict[str, Sections] = {}
+
+    def sections(self, doc: Document) -> Sections:
+        """The document's headings, scanned once per run when grep -p first needs them."""
+        if doc.name not in self._sections:
+            self._sections[doc.name] = Sections(doc, self.config.grep_timeout)
+        return self._sections[doc.name]
 
     def run(self, cmd: Command) -> Observation:
         try:
@@ -48,17 +59,26 @@ class ToolRunner:
 
     def _grep(self, cmd: Command, docs: list[Document]) -> Observation:
         docs = docs or self.store.docs
-        result = grep(cmd, docs, self.cap, self.config.match_window, self.config.grep_timeout)
+        result = Grep(cmd, docs, self.cap, self.config.match_window, self.config.grep_timeout, self.sections).run()
         if result.error:
             return _error(result.error)
         where = docs[0].name if len(docs) == 1 else f"{len(docs)} documents"
-        if not result.text.strip() or (result.matches == 0 and "-c" not in cmd.flags):
+        search = Search(list(cmd.patterns), set(cmd.flags), [d.name for d in docs], result.matches,
+                        complete=not result.cut, counted="-c" in cmd.flags,
+                        lines=sorted({(s.doc, s.line) for s in result.shown if s.kind == "match"}))
+        if "-c" in cmd.flags:
+            return Observation(result.text, search=search)
+        if not result.text.strip():
             return Observation(f"no matches for {' or '.join(map(repr, cmd.patterns))} in {where}. "
-                               "Try -i, a shorter pattern, or another word for it.")
+                               "Try -i, a shorter pattern, or another word for it.", search=search)
         if result.cut:
-            return Observation(result.text + f"\n[output cut at {self.cap:,} characters after {result.matches} "
-                               "matching lines; narrow the pattern, grep one document, or add -m N]", truncated=True)
-        return Observation(result.text)
+            total = count_matches(cmd, docs, self.config.grep_timeout)
+            more = f"{total - result.matches:,} more matches not shown" if total is not None else "more matches"
+            first_doc = docs[0].name
+            return Observation(result.text + f"\n[output cut at {self.cap:,} characters: {result.matches:,} matches "
+                               f"shown, {more}; narrow the pattern, grep one document, add -m N, or read "
+                               f"{first_doc} N M around a hit]", truncated=True, shown=result.shown, search=search)
+        return Observation(result.text, shown=result.shown, search=search)
 
     def _read(self, cmd: Command, docs: list[Document]) -> Observation:
         doc = docs[0]
@@ -66,20 +86,28 @@ class ToolRunner:
             return _error(f"{doc.name} has {doc.lines:,} lines; line {cmd.start} does not exist")
         budget = min(cmd.chars or self.cap, self.config.max_chars)
         end = min(cmd.end or cmd.start, doc.lines)
-        if cmd.from_byte:
-            return self._read_long_line(doc, cmd.start, cmd.from_byte, budget)
+        if cmd.from_char:
+            return self._read_long_line(doc, cmd.start, cmd.from_char, budget)
         out: list[str] = []
+        shown: list[Shown] = []
         size = 0
         for line in doc.read_lines(cmd.start, end, max_bytes=budget * 4):
             row = f"{line.number}: {line.text}"
             if size + len(row) + 1 > budget:
                 if not out:  # one line longer than the whole budget: show its start, say how to go on
-                    return self._read_long_line(doc, line.number, 0, budget)
+                    long = self._read_long_line(doc, line.number, 0, budget)
+                    if line.number < end:
+                        long.text += f"\n[lines {line.number + 1}-{end} not shown; continue with: " \
+                                     f"read {doc.name} {line.number + 1} {end}]"
+                    return long
                 out.append(f"[cut at {budget:,} characters; continue with: read {doc.name} {line.number} {end}]")
-                return Observation("\n".join(out), truncated=True)
+                return Observation("\n".join(out), truncated=True, shown=shown)
             out.append(row)
+            shown.append(Shown(doc.name, line.number, 0, line.text))
             size += len(row) + 1
-        return Observation("\n".join(out) if out else f"{doc.name}: lines {cmd.start}-{end} are empty")
+        if not out:
+            return Observation(f"{doc.name}: lines {cmd.start}-{end} are empty")
+        return Observation("\n".join(out), shown=shown)
 
     def _read_long_line(self, doc: Document, number: int, start: int, budget: int) -> Observation:
         text, length, end = doc.read_span(number, start, budget)
@@ -89,7 +117,7 @@ class ToolRunner:
         if end < length:
             note = f"\n[line {number} has {length:,} characters; shown {start:,}-{end:,}; " \
                    f"continue with: read {doc.name} {number} {number} --from {end}]"
-        return Observation(f"{number}: {text}{note}", truncated=bool(note))
+        return Observation(f"{number}: {text}{note}", truncated=bool(note), shown=[Shown(doc.name, number, start, text)])
 
     def _head(self, cmd: Command, docs: list[Document]) -> Observation:
         return self._read(Command("read", cmd.text, docs=cmd.docs, start=1, end=max(cmd.count, 1)), docs)

@@ -1,20 +1,33 @@
-"""grep, run as ripgrep with an argument list (never a shell), rendered like grep -n."""
+"""grep, run as ripgrep with an argument list (never a shell), rendered like grep -n.
+
+Every match is visible: a line too long to show whole is shown as one window per match (windows that
+overlap are merged), each labelled with its line and character offsets. rg's JSON events are read in
+bounded pieces, so a match on a 50 MB line costs a window, not the line.
+"""
 
 from __future__ import annotations
 
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lcread.errors import LcreadError
+from lcread.tools.evidence import Shown
+
+EVENT_LIMIT = 1 << 18  # bytes of one rg event held whole; longer events (giant lines) are streamed
+KEEP_SPANS = 200  # match spans kept per line; the rest are counted
+_LINE_NUMBER = re.compile(rb'"},"line_number":(\d+),"absolute_offset":(\d+)')
+_SPAN = re.compile(rb'"start":(\d+),"end":(\d+)\}')
+_PATH = re.compile(rb'"path":\{"(text|bytes)":"((?:[^"\\]|\\.)*)"\}')
 
 
 def find_rg() -> str:
@@ -30,16 +43,38 @@ def find_rg() -> str:
 
 
 @dataclass
+class Hit:
+    """One line rg reported: a match or a context line."""
+
+    path: str
+    number: int
+    match: bool
+    offset: int
+    """Byte offset of the line's start in its file."""
+    body: bytes | None
+    """The line's bytes, or None for a line too long to hold (read from the file by offset instead)."""
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    """Byte spans of the matches within the line (at most KEEP_SPANS)."""
+    matches: int = 0
+    """Matches on the line, all of them."""
+
+
+@dataclass
 class GrepResult:
     text: str
     matches: int
     cut: bool
     error: str | None = None
+    shown: list[Shown] = field(default_factory=list)
+    lines: int = 0
+    """Matching lines shown."""
 
 
 def rg_args(cmd, paths: list[str]) -> list[str]:
-    # One thread: files are searched, and reported, in the order the documents were given.
-    args = ["--no-config", "-j1", "--line-number", "--with-filename", "--no-heading", "--color=never"]
+    # One thread: files are searched, and reported, in the order the documents were given. A size limit
+    # on the compiled pattern makes a pathological one (a{1000}{1000}) fail at once instead of running.
+    args = ["--no-config", "-j1", "--line-number", "--with-filename", "--no-heading", "--color=never",
+            "--regex-size-limit=20M", "--dfa-size-limit=20M"]
     for flag, rg_flag in (("-i", "--ignore-case"), ("-w", "--word-regexp"), ("-F", "--fixed-strings")):
         if flag in cmd.flags:
             args.append(rg_flag)
@@ -54,73 +89,234 @@ def rg_args(cmd, paths: list[str]) -> list[str]:
     return args + ["--"] + paths
 
 
-def grep(cmd, docs, cap: int, window: int, timeout: float) -> GrepResult:
-    """Run one grep over the given documents; stop reading rg's output once the cap is reached."""
-    rg = find_rg()
-    names = {str(d.path): d.name for d in docs}
-    paths = [str(d.path) for d in docs]
-    if "-c" in cmd.flags:
-        return _count(rg, cmd, paths, names, timeout)
-    proc = subprocess.Popen([rg, "--json", *rg_args(cmd, paths)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-    out: list[str] = []
-    size = matches = 0
-    cut = False
-    last: tuple[str, int] | None = None
-    timer = threading.Timer(timeout, proc.kill)
-    timer.start()
-    try:
-        for raw in proc.stdout:
-            event = json.loads(raw)
-            kind = event["type"]
-            if kind not in ("match", "context"):
-                continue
-            data = event["data"]
-            name = names.get(_text(data["path"]), _text(data["path"]))
-            number = data["line_number"]
-            if last and (last[0] != name or number > last[1] + 1) and (cmd.before or cmd.after):
-                out.append("--")
-            sep = ":" if kind == "match" else "-"
-            body = _text(data["lines"]).rstrip("\n").rstrip("\r")
-            spans = [(s["start"], s["end"]) for s in data.get("submatches", [])]
-            line = f"{name}{sep}{number}{sep}{_window(body, spans, window)}"
-            if size + len(line) + 1 > cap:
-                cut = True
+class Grep:
+    """One grep over some documents, rendered under an output cap."""
+
+    def __init__(self, cmd, docs, cap: int, window: int, timeout: float, sections=None):
+        self.cmd, self.docs, self.cap, self.window, self.timeout = cmd, docs, cap, window, timeout
+        self.by_path = {str(d.path): d for d in docs}
+        self.sections = sections
+        """A function doc -> Sections (headings), used by -p."""
+
+    def run(self) -> GrepResult:
+        rg = find_rg()
+        paths = [str(d.path) for d in self.docs]
+        if "-c" in self.cmd.flags:
+            return self._count(rg, paths)
+        proc = subprocess.Popen([rg, "--json", *rg_args(self.cmd, paths)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+        out: list[str] = []
+        shown: list[Shown] = []
+        size = matches = lines = 0
+        cut = False
+        last: tuple[str, int] | None = None
+        heading: tuple[str, int] | None = None
+        timer = threading.Timer(self.timeout, proc.kill)
+        timer.start()
+        try:
+            for hit in _hits(proc.stdout):
+                doc = self.by_path.get(hit.path)
+                if doc is None:
+                    continue
+                rows, pieces = self._render(doc, hit)
+                extra: list[str] = []
+                section = None
+                if "-p" in self.cmd.flags and hit.match and self.sections:
+                    section = self.sections(doc).enclosing(hit.number)
+                    if section and (doc.name, section[0]) != heading:
+                        extra.append(f"{doc.name}={section[0]}={section[1]}")
+                if last and (last[0] != doc.name or hit.number > last[1] + 1) and (self.cmd.before or self.cmd.after):
+                    extra.append("--")
+                block = extra + rows
+                need = sum(len(r) + 1 for r in block)
+                if size + need > self.cap:
+                    room = self.cap - size - sum(len(r) + 1 for r in extra)
+                    if out or room < 80 or not hit.match:
+                        cut = True
+                        break
+                    rows, pieces = self._render(doc, hit, budget=room)  # one long match: show what fits
+                    block, cut = extra + rows, True
+                out.extend(block)
+                size += sum(len(r) + 1 for r in block)
+                if section and (doc.name, section[0]) != heading:
+                    heading = (doc.name, section[0])
+                    shown.append(Shown(doc.name, section[0], 0, section[1], kind="heading"))
+                for start, text in pieces:
+                    shown.append(Shown(doc.name, hit.number, start, text, kind="match" if hit.match else "context",
+                                       section=section))
+                matches += hit.matches if hit.match else 0
+                lines += hit.match
+                last = (doc.name, hit.number)
+                if cut:
+                    break
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            err = proc.stderr.read().decode("utf-8", "replace").strip()
+            proc.stdout.close()
+            proc.stderr.close()
+        if proc.returncode == -signal.SIGKILL and not cut:
+            return GrepResult("", 0, False, error=f"grep stopped after {self.timeout:g} s (the limit for one "
+                                                  "command); narrow the pattern, add -F, or grep one document")
+        if proc.returncode == 2 and not out and not cut:
+            return GrepResult("", 0, False, error=_rg_error(err))
+        return GrepResult("\n".join(out), matches, cut, shown=shown, lines=lines)
+
+    def _render(self, doc, hit: Hit, budget: int | None = None) -> tuple[list[str], list[tuple[int, str]]]:
+        """The rows showing one hit, and the (character offset, text) pieces they show."""
+        sep = ":" if hit.match else "-"
+        prefix = f"{doc.name}{sep}{hit.number}{sep}"
+        length = len(hit.body) if hit.body is not None else None
+        if length is not None and length <= 2 * self.window + 200 and budget is None:
+            text = _decode(hit.body).rstrip("\n").rstrip("\r")
+            return [prefix + text], [(0, text)]
+        line_bytes = length if length is not None else _line_length(doc, hit)
+        total = self._chars(doc, hit, 0, line_bytes)
+        windows = _merge([(max(0, s - self.window), min(line_bytes, e + self.window)) for s, e in hit.spans]) \
+            if hit.match and hit.spans else [(0, min(line_bytes, 2 * self.window))]
+        rows, pieces = [], []
+        limit = budget if budget is not None else self.cap
+        for lo, hi in windows:
+            hi = min(hi, lo + 4 * max(limit - 120, 80))
+            text = self._bytes(doc, hit, lo, hi).decode("utf-8", "ignore")
+            text = text[: max(limit - 120, 80)] if len(text) > limit - 120 else text
+            start = self._chars(doc, hit, 0, lo)
+            end = start + len(text)
+            head = f"{prefix}[chars {start:,}-{end:,} of {total:,}] "
+            rows.append(f"{head}{'…' if start else ''}{text}{'…' if end < total else ''}")
+            pieces.append((start, text))
+            if budget is not None:
                 break
-            out.append(line)
-            size += len(line) + 1
-            matches += kind == "match"
-            last = (name, number)
-    finally:
-        timer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        err = proc.stderr.read().decode("utf-8", "replace").strip()
-        proc.stdout.close()
-        proc.stderr.close()
-    if proc.returncode == -signal.SIGKILL and not cut:
-        return GrepResult("", 0, False, error=f"grep took longer than {timeout:.0f} s; narrow the pattern or "
-                                              "grep one document")
-    if proc.returncode == 2 and not out and not cut:
-        return GrepResult("", 0, False, error=_rg_error(err))
-    return GrepResult("\n".join(out), matches, cut)
+        if hit.matches > len(hit.spans):
+            rows.append(f"{prefix}[{hit.matches - len(hit.spans):,} more matches on this line; grep a narrower "
+                        f"pattern or read {doc.name} {hit.number} {hit.number} --from N]")
+        return rows, pieces
+
+    def _bytes(self, doc, hit: Hit, lo: int, hi: int) -> bytes:
+        if hit.body is not None:
+            return hit.body[lo:hi]
+        return doc.read_bytes(hit.offset + lo, hit.offset + hi)
+
+    def _chars(self, doc, hit: Hit, lo: int, hi: int) -> int:
+        if hit.body is not None:
+            return len(hit.body[lo:hi].decode("utf-8", "ignore"))
+        return doc.chars_in(hit.offset + lo, hit.offset + hi)
+
+    def _count(self, rg: str, paths: list[str]) -> GrepResult:
+        try:
+            proc = subprocess.run([rg, "--count-matches", *rg_args(self.cmd, paths)], capture_output=True,
+                                  timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return GrepResult("", 0, False, error=f"grep -c stopped after {self.timeout:g} s (the limit for one "
+                                                  "command); narrow the pattern")
+        if proc.returncode == 2:
+            return GrepResult("", 0, False, error=_rg_error(proc.stderr.decode("utf-8", "replace")))
+        counts: dict[str, int] = {}
+        for row in proc.stdout.decode("utf-8", "replace").splitlines():
+            path, _, n = row.rpartition(":")
+            if path in self.by_path and n.isdigit():
+                counts[self.by_path[path].name] = int(n)
+        rows = [f"{d.name}: {counts.get(d.name, 0):,} matches" for d in self.docs]
+        return GrepResult("\n".join(rows), sum(counts.values()), False)
 
 
-def _count(rg: str, cmd, paths: list[str], names: dict[str, str], timeout: float) -> GrepResult:
+def count_matches(cmd, docs, timeout: float) -> int | None:
+    """All matches of a grep (used to say how many a cut output did not show); None if it ran too long."""
+    rg = find_rg()
     try:
-        proc = subprocess.run([rg, "--count", *rg_args(cmd, paths)], capture_output=True, timeout=timeout)
+        proc = subprocess.run([rg, "--count-matches", "--no-filename", *rg_args(cmd, [str(d.path) for d in docs])],
+                              capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return GrepResult("", 0, False, error=f"grep -c took longer than {timeout:.0f} s; narrow the pattern")
-    if proc.returncode == 2:
-        return GrepResult("", 0, False, error=_rg_error(proc.stderr.decode("utf-8", "replace")))
-    counts = {}
-    for row in proc.stdout.decode("utf-8", "replace").splitlines():
-        path, _, n = row.rpartition(":")
-        counts[names.get(path, path)] = int(n)
-    total = sum(counts.values())
-    lines = [f"{name}:{counts.get(name, 0)}" for name in names.values()]
-    return GrepResult("\n".join(lines), total, False)
+        return None
+    return sum(int(n) for n in proc.stdout.split() if n.isdigit())
+
+
+def _hits(stream):
+    """rg's match and context events as Hits; an event over EVENT_LIMIT bytes is streamed, not held."""
+    while True:
+        raw = stream.readline(EVENT_LIMIT)
+        if not raw:
+            return
+        if not raw.endswith(b"\n") and len(raw) >= EVENT_LIMIT:
+            hit = _streamed(raw, stream)
+            if hit is not None:
+                yield hit
+            continue
+        event = json.loads(raw)
+        if event["type"] not in ("match", "context"):
+            continue
+        data = event["data"]
+        spans = [(s["start"], s["end"]) for s in data.get("submatches", [])]
+        yield Hit(_text(data["path"]), data["line_number"], event["type"] == "match", data["absolute_offset"],
+                  _raw(data["lines"]), spans[:KEEP_SPANS], len(spans))
+
+
+def _streamed(head: bytes, stream) -> Hit | None:
+    """A giant event: keep the path, line number, offset and the first spans; count the rest."""
+    kind = head[:40]
+    if b'"type":"match"' not in kind and b'"type":"context"' not in kind:
+        _drain(stream)
+        return None
+    path_match = _PATH.search(head)
+    path = _json_string(path_match) if path_match else ""
+    carry, number, offset, spans, total = head, None, 0, [], 0
+    while True:
+        if number is None:
+            found = _LINE_NUMBER.search(carry)
+            if found:
+                number, offset = int(found.group(1)), int(found.group(2))
+                carry = carry[found.end():]
+        if number is not None:
+            for m in _SPAN.finditer(carry):
+                total += 1
+                if len(spans) < KEEP_SPANS:
+                    spans.append((int(m.group(1)), int(m.group(2))))
+            last = carry.rfind(b"}")
+            carry = carry[last + 1:] if last >= 0 else carry
+        else:
+            carry = carry[-64:]
+        if carry.endswith(b"\n"):
+            break
+        piece = stream.readline(EVENT_LIMIT)
+        if not piece:
+            break
+        carry += piece
+    return Hit(path, number or 0, b'"type":"match"' in kind, offset, None, spans, total)
+
+
+def _drain(stream) -> None:
+    while (piece := stream.readline(EVENT_LIMIT)) and not piece.endswith(b"\n"):
+        pass
+
+
+def _json_string(m: re.Match) -> str:
+    value = json.loads(b'"' + m.group(2) + b'"')
+    return base64.b64decode(value).decode("utf-8", "replace") if m.group(1) == b"bytes" else value
+
+
+def _line_length(doc, hit: Hit) -> int:
+    """Bytes in a line rg did not hand over whole (streamed from the file)."""
+    end = hit.offset
+    with open(doc.path, "rb") as f:
+        f.seek(end)
+        while block := f.read(1 << 20):
+            at = block.find(b"\n")
+            if at >= 0:
+                return end + at - hit.offset
+            end += len(block)
+    return end - hit.offset
+
+
+def _merge(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(windows):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def _text(field: dict) -> str:
@@ -129,20 +325,19 @@ def _text(field: dict) -> str:
     return base64.b64decode(field.get("bytes", "")).decode("utf-8", "replace")
 
 
-def _window(body: str, spans: list[tuple[int, int]], window: int) -> str:
-    """A long line is shown as a window around its first match, never whole."""
-    if len(body) <= 2 * window + 200:
-        return body
-    raw = body.encode("utf-8")
-    start, end = spans[0] if spans else (0, 0)
-    lo, hi = max(0, start - window), min(len(raw), end + window)
-    piece = raw[lo:hi].decode("utf-8", "ignore")
-    return (f"[line of {len(raw):,} characters; showing {lo:,}-{hi:,}] "
-            f"{'…' if lo else ''}{piece}{'…' if hi < len(raw) else ''}")
+def _raw(field: dict) -> bytes:
+    if "text" in field:
+        return field["text"].encode("utf-8")
+    return base64.b64decode(field.get("bytes", ""))
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def _rg_error(err: str) -> str:
-    first = next((ln for ln in err.splitlines() if ln.strip() and not ln.startswith("rg:")), err.strip())
     lines = [ln.strip() for ln in err.splitlines() if ln.strip()]
-    detail = " ".join(lines[:6])[:400] or first
+    detail = " ".join(lines[:6])[:400] or err.strip()
+    if "size limit" in detail:
+        return "grep failed: the pattern is too large once compiled (a repetition like a{1000}{1000}); simplify it"
     return f"grep failed: {detail}. If the pattern is meant literally, add -F."

@@ -6,8 +6,9 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-USAGE = """grep [-i] [-w] [-F] [-c] [-C N|-A N|-B N] [-m N] [-e PATTERN]... PATTERN [DOC...]
-read DOC START END        (lines START..END; add --from N to continue inside a very long line)
+USAGE = """grep [-i] [-w] [-F] [-c] [-p] [-C N|-A N|-B N] [-m N] [-e PATTERN]... PATTERN [DOC...]
+     (-c counts matches; -p shows the section, chapter or function each hit is in, as DOC=LINE=heading)
+read DOC START END        (lines START..END; add --from N to continue inside a long line at character N)
 sed -n 'START,ENDp' DOC
 head [-n N] DOC   tail [-n N] DOC   wc [DOC...]   ls
 answer "TEXT\""""
@@ -34,7 +35,8 @@ class Command:
     start: int = 1
     end: int | None = None
     count: int = 10
-    from_byte: int = 0
+    from_char: int = 0
+    """read --from: the character of a long line to start at."""
     chars: int | None = None
     answer: str = ""
 
@@ -103,10 +105,11 @@ def _int(value: str, what: str) -> int:
 
 
 _GREP_VALUE_FLAGS = {"-C": "context", "-A": "after", "-B": "before", "-m": "max", "-e": "pattern"}
-_GREP_SWITCHES = {"-n", "-i", "-w", "-F", "-c", "-E", "-r", "-R", "-H", "-s", "-I"}
+_GREP_SWITCHES = {"-n", "-i", "-w", "-F", "-c", "-p", "-E", "-r", "-R", "-H", "-s", "-I"}
 _LONG = {"--ignore-case": "-i", "--word-regexp": "-w", "--fixed-strings": "-F", "--count": "-c",
          "--line-number": "-n", "--context": "-C", "--after-context": "-A", "--before-context": "-B",
-         "--max-count": "-m", "--regexp": "-e", "--extended-regexp": "-E"}
+         "--max-count": "-m", "--regexp": "-e", "--extended-regexp": "-E",
+         "--show-function": "-p", "--count-matches": "-c"}
 
 
 def _parse_grep(args: list[str], text: str) -> Command:
@@ -181,7 +184,7 @@ def _parse_read(args: list[str], text: str) -> Command:
         if args[i] in ("--from", "--chars") and i + 1 < len(args):
             value = _int(args[i + 1], f"read {args[i]}")
             if args[i] == "--from":
-                cmd.from_byte = value
+                cmd.from_char = value
             else:
                 cmd.chars = value
             i += 2

@@ -1,0 +1,353 @@
+"""Sufficiency predicates (seed 002, "Early Exit"): whether an answer is backed by what the tools showed.
+
+The answer's content (numbers, names, dates; the whole text when short) is located in the shown
+sentences by lcread, never taken from the model; then the predicate for the question's kind is checked
+on those sentences. A failed check says what is missing and names the command that would find it.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+
+from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
+from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, content_words, distinguishing_terms, stem
+
+_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+_DATE = re.compile(r"\b(1\d{3}|20\d{2})\b|\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
+                   r"\b(january|february|march|april|may|june|july|august|september|october|november|december|"
+                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+_LABEL = re.compile(r"^\s*(final answer|the answer is|answer)\s*[:\-]\s*", re.I)
+MAX_BRIDGE_USES = 3  # an entity in more sentences than this is boilerplate, not a link
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    citations: list[Citation] = field(default_factory=list)
+    missing: str | None = None
+    """What is still missing, in words (for the model, the display and the near-miss record)."""
+    step: str | None = None
+    """The command that would find it, which lcread runs itself."""
+    applies: bool = True
+    """False for open questions (summaries), where no predicate applies."""
+
+
+class Verifier:
+    def __init__(self, profile: Profile, log: EvidenceLog):
+        self.profile, self.log = profile, log
+
+    def check(self, answer: str) -> Verdict:
+        p = self.profile
+        if p.kind == "summary":
+            return Verdict(True, applies=False, missing="an open question: no sufficiency check applies")
+        answer = _LABEL.sub("", answer.strip()).strip().strip('"').rstrip(".")
+        if p.kind == "choice":
+            answer = self._option_text(answer)
+            if answer is None:
+                return Verdict(False, missing="the answer names none of the options",
+                               step=self._term_step())
+        wrong = self._wrong_kind(answer)
+        if wrong:
+            return wrong
+        atoms = self.atoms(answer)
+        found = {a: [s for s in self.log.sentences() if has(s.context if p.kind == "where" else s.norm, a)]
+                 for a in atoms}
+        absent = [a for a, where in found.items() if not where]
+        if absent and p.kind != "where":
+            return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
+                           step=_grep(absent[0]))
+        route = getattr(self, f"_{p.kind}", self._lookup)
+        return route(answer, atoms, found)
+
+    # --- answer content -------------------------------------------------------------------------------
+
+    def atoms(self, answer: str) -> list[str]:
+        """The parts of the answer that must be found in the evidence."""
+        question_terms = {t.lower() for t in self.profile.terms}
+        numbers = [_THOUSANDS(m) for m in _NUMBER.findall(answer)]
+        names = [t for t in distinguishing_terms(answer, []) if t.lower() not in question_terms
+                 and not _NUMBER.fullmatch(t) and t.lower() not in STOPWORDS]
+        atoms = list(dict.fromkeys(numbers + names))
+        if not atoms:
+            words = [w for w in re.split(r"\W+", answer.lower()) if w and w not in ("a", "an", "the")]
+            if 0 < len(words) <= 8:
+                atoms = [" ".join(words)]
+        if self.profile.answer_type == "number" and not numbers:
+            atoms = [str(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", answer.lower()) if w in NUMBER_WORDS] \
+                or atoms
+        return atoms
+
+    def _wrong_kind(self, answer: str) -> Verdict | None:
+        p, low = self.profile, answer.lower()
+        if p.kind == "yesno":
+            return None if re.match(r"\s*(yes|no)\b", low) else Verdict(False, missing="the question asks yes or no")
+        own = [w for w in re.split(r"[^a-z0-9]+", low) if w and w not in STOPWORDS]
+        asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
+        if own and all(w in asked for w in own) and p.kind != "where":
+            return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
+                           step=self._term_step())
+        kind = p.answer_type
+        ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
+              "date": lambda: bool(_DATE.search(answer))}.get(kind, lambda: True)()
+        if ok:
+            return None
+        shown = answer if len(answer) <= 60 else answer[:57] + "..."
+        return Verdict(False, missing=f"the question asks for a {kind}; {shown!r} is not one",
+                       step=_grep(answer) if len(answer) <= 60 else self._term_step())
+
+    def _option_text(self, answer: str) -> str | None:
+        options = dict(self.profile.options)
+        m = re.match(r"\s*\(?([A-J])(\)|\.|:|$|\s)", answer)
+        if m and m.group(1) in options:
+            return options[m.group(1)]
+        for _, text in self.profile.options:
+            if norm(text) and norm(text) in norm(answer):
+                return text
+        return None
+
+    # --- predicates, one per kind of question ---------------------------------------------------------
+
+    def _lookup(self, answer, atoms, found) -> Verdict:
+        main = self._main_atoms(atoms)
+        for atom in main:
+            for s in found[atom]:
+                links = self._carries(s)
+                if links is not None:
+                    return Verdict(True, [cite(x) for x in [s, *links]])
+        return self._unlinked(main[0] if main else atoms[0], found)
+
+    _choice = _lookup
+
+    def _yesno(self, answer, atoms, found) -> Verdict:
+        for s in self.log.sentences():
+            links = self._carries(s)
+            if links is not None and (self.profile.terms or self.profile.keywords):
+                return Verdict(True, [cite(x) for x in [s, *links]])
+        return Verdict(False, missing="no shown line carries the question's terms", step=self._term_step())
+
+    def _parts(self, answer, atoms, found) -> Verdict:
+        values = self._main_atoms(atoms)
+        cited, missing = [], []
+        for part in self.profile.parts:
+            hit = next((s for v in values for s in found.get(v, []) if has(s.context, part)), None)
+            if hit is None:
+                missing.append(part)
+            else:
+                cited.append(cite(hit))
+        if missing:
+            have = [p for p in self.profile.parts if p not in missing]
+            return Verdict(False, cited, missing=f"{len(self.profile.parts)} values are asked for "
+                           f"({', '.join(self.profile.parts)}); none cited for {missing[0]!r}"
+                           + (f" (you have {', '.join(have)})" if have else ""), step=_grep(missing[0]))
+        return Verdict(True, cited)
+
+    def _all(self, answer, atoms, found) -> Verdict:
+        term = self._main_term()
+        if term is None:
+            return self._lookup(answer, atoms, found)
+        if self.log.searched(term) is None:
+            return Verdict(False, missing=f"every value for {term!r} is asked for, and no complete search for it "
+                           "has been shown", step=_grep(term))
+        values = set(self._main_atoms(atoms))
+        with_term = [s for s in self.log.sentences() if has(s.context, term)]
+        expected = {v for s in with_term for v in self._values(s.text)}
+        lacking = sorted(expected - values)
+        if lacking or not expected:
+            return Verdict(False, [cite(s) for s in with_term], missing=f"lines with {term!r} also give "
+                           f"{', '.join(lacking) or 'no value'}, which the answer lacks" if lacking
+                           else f"no shown line gives a value for {term!r}", step=_grep(term))
+        return Verdict(True, [cite(s) for s in with_term if any(has(s.norm, v) for v in values)])
+
+    def _list(self, answer, atoms, found) -> Verdict:
+        items = [a for a in atoms if found.get(a)]
+        anchors = [s for s in self.log.sentences() if self._carries(s, bridges=False) is not None]
+        linked, reached = [], set()
+        frontier = list(anchors)
+        while frontier:
+            s = frontier.pop()
+            for item in items:
+                if item not in reached and has(s.norm, item):
+                    reached.add(item)
+                    linked.append(s)
+                    frontier += [x for x in found[item] if x not in linked]
+        unlinked = [i for i in items if i not in reached]
+        if unlinked:
+            return Verdict(False, [cite(s) for s in linked], missing=f"no chain of shown lines links {unlinked[0]!r} "
+                           "to the question's terms", step=_grep(unlinked[0]))
+        if not items:
+            return self._unlinked(atoms[0], found)
+        for item in items:  # completeness: each item's own lines searched, nothing linked left out
+            if self.log.searched(item) is None:
+                return Verdict(False, [cite(s) for s in linked], missing=f"lines that mention {item!r} have not "
+                               "all been searched; more items may link to it", step=_grep(item, word=True))
+        more = self._unlisted(items, linked)
+        if more:
+            return Verdict(False, [cite(s) for s in linked], missing=f"shown lines link {more!r} to the answer's "
+                           "items, and the answer lacks it", step=_grep(more, word=True))
+        return Verdict(True, [cite(s) for s in linked])
+
+    def _count(self, answer, atoms, found) -> Verdict:
+        numbers = [int(a) for a in atoms if a.isdigit()]
+        term = self._main_term() or (self.profile.count_words[0] if self.profile.count_words else None)
+        if term is None or not numbers:
+            return self._lookup(answer, atoms, found)
+        search = self.log.searched(term)
+        if search is None:
+            return Verdict(False, missing=f"a count needs every line with {term!r} shown", step=_grep(term))
+        needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
+        rows = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines)
+                and all(has(s.context, t) or stem(t) in s.context for t in needs if t.lower() != term.lower())]
+        lines = {(s.doc, s.line): s for s in rows}
+        counted = [c for c in self.log.searches if c.counted and c.matches in numbers
+                   and any(norm(term) in norm(p) for p in c.patterns) and not needs]
+        if len(lines) in numbers or counted:
+            return Verdict(True, [cite(s) for s in lines.values()][:12])
+        stated = self._lookup(answer, atoms, found)  # a count the documents state outright
+        if stated.ok:
+            return stated
+        return Verdict(False, [cite(s) for s in lines.values()][:12], missing=f"the shown lines with {term!r}"
+                       + (f" and {', '.join(needs)}" if needs else "") + f" number {len(lines)}, not "
+                       f"{numbers[0]}", step=None)
+
+    def _where(self, answer, atoms, found) -> Verdict:
+        quote = norm(self.profile.quote or "")
+        fragment = quote[:60]
+        hits = [s for s in self.log.sentences() if fragment and fragment in s.norm]
+        placed = [s for s in hits if s.section]
+        if not placed:
+            return Verdict(False, [cite(s) for s in hits], missing="the section holding the quoted text has not "
+                           "been shown", step=_grep(self.profile.quote[:60], with_section=True))
+        want = norm(answer)
+        for s in placed:
+            section = norm(s.section)
+            if want and (want in section or all(has(section, a) for a in atoms)):
+                return Verdict(True, [cite(s)])
+        return Verdict(False, [cite(s) for s in placed], missing=f"the quoted text sits under {placed[0].section!r}, "
+                       f"which the answer does not name")
+
+    # --- helpers --------------------------------------------------------------------------------------
+
+    def _carries(self, s: Sentence, bridges: bool = True) -> list[Sentence] | None:
+        """Whether the sentence carries the question's terms: each term in it (or its section or title),
+        or in a shown sentence that shares an entity with it. Returns the linking sentences ([] when none
+        are needed), or None."""
+        p = self.profile
+        if not p.terms:
+            if not p.keywords or any(stem(k) in s.context for k in p.keywords):
+                return []
+            return None
+        links: list[Sentence] = []
+        for term in p.terms:
+            if has(s.context, term):
+                continue
+            link = self._bridge(s, term) if bridges else None
+            if link is None:
+                return None
+            links.append(link)
+        return links
+
+    def _bridge(self, s: Sentence, term: str) -> Sentence | None:
+        mine = self._entities(s)
+        for other in self.log.sentences():
+            if other is s or not has(other.context, term):
+                continue
+            shared = mine & self._entities(other)
+            if any(self._uses(e) <= MAX_BRIDGE_USES for e in shared):
+                return other
+        return None
+
+    def _entities(self, s: Sentence) -> set[str]:
+        asked = {t.lower() for t in self.profile.terms}
+        return {e.lower() for e in distinguishing_terms(s.text, []) if e.lower() not in asked and len(e) >= 3
+                and not _NUMBER.fullmatch(e)}
+
+    def _uses(self, entity: str) -> int:
+        return sum(1 for s in self.log.sentences() if has(s.norm, entity))
+
+    def _unlinked(self, atom: str, found) -> Verdict:
+        p = self.profile
+        term = next((t for t in p.terms if not any(has(s.context, t) for s in found.get(atom, []))), None)
+        if term is None:
+            return Verdict(False, missing=f"no shown line ties {atom!r} to {', '.join(p.keywords[:3])!r}",
+                           step=self._term_step())
+        if self.log.searched(term) is None:
+            return Verdict(False, missing=f"no shown line mentions {term!r} together with {atom!r}", step=_grep(term))
+        # the term's lines are shown but hold no answer: follow what they name (a chain)
+        for s in self.log.sentences():
+            if has(s.context, term):
+                for entity in sorted(self._entities(s), key=len, reverse=True):
+                    if self.log.searched(entity) is None and self._uses(entity) <= MAX_BRIDGE_USES:
+                        return Verdict(False, missing=f"the lines about {term!r} do not give {atom!r}; they name "
+                                       f"{entity!r}: what do the documents say about it?", step=_grep(entity))
+        return Verdict(False, missing=f"no shown line mentions {term!r} together with {atom!r}")
+
+    def _main_atoms(self, atoms: list[str]) -> list[str]:
+        kind = self.profile.answer_type
+        if kind == "number":
+            return [a for a in atoms if re.fullmatch(r"[\d.]+", a)] or atoms
+        if kind == "date":
+            return [a for a in atoms if _DATE.search(a)] or atoms
+        return atoms
+
+    def _values(self, text: str) -> list[str]:
+        if self.profile.answer_type == "date":
+            return [m.group(0) for m in _DATE.finditer(text)]
+        terms = {norm(t) for t in self.profile.terms}
+        return [v for v in (_THOUSANDS(m) for m in _NUMBER.findall(text)) if v not in terms]
+
+    def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
+        shape = _shape(items[0])
+        asked = {t.lower() for t in self.profile.terms} | {i.lower() for i in items}
+        counts: dict[str, int] = {}
+        for s in linked:
+            for token in set(re.findall(r"[A-Za-z_][\w-]*", s.text)):
+                if _shape(token) == shape and token.lower() not in asked and token.lower() not in STOPWORDS:
+                    counts[token] = counts.get(token, 0) + 1
+        extra = [t for t, n in counts.items() if n < len(linked) or len(linked) == 1]
+        return extra[0] if extra and len(linked) > 1 else None
+
+    def _main_term(self) -> str | None:
+        terms = [t for t in self.profile.terms if not re.fullmatch(r"[\d,.]+", t)] or self.profile.terms
+        return terms[0] if terms else None
+
+    def _term_step(self) -> str:
+        term = self._main_term() or (self.profile.keywords[0] if self.profile.keywords else None)
+        return _grep(term) if term else "ls"
+
+    def locate(self, answer: str) -> list[Citation]:
+        """Shown sentences holding any part of the answer (for an answer that is not verified)."""
+        atoms = self.atoms(_LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
+        return [cite(s) for s in self.log.sentences() if any(has(s.norm, a) for a in atoms)][:6]
+
+    def candidates(self) -> list[str]:
+        """Values of the asked kind in shown sentences that carry the question's terms: what a grounded
+        answer can be (the embedded model's answer grammar is limited to these)."""
+        if self.profile.answer_type not in ("number", "date") or self.profile.kind in ("count", "where", "summary"):
+            return []
+        out: list[str] = []
+        for s in self.log.sentences():
+            if self._carries(s, bridges=False) is None:
+                continue
+            pattern = _DATE if self.profile.answer_type == "date" else _NUMBER
+            terms = {norm(t) for t in self.profile.terms}
+            out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
+        return list(dict.fromkeys(out))[:24]
+
+
+def _THOUSANDS(number: str) -> str:
+    return number.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number) else number.rstrip(",")
+
+
+def _shape(token: str) -> str:
+    if token.isupper():
+        return "upper"
+    if token[:1].isupper():
+        return "title"
+    return "lower"
+
+
+def _grep(term: str, word: bool = False, with_section: bool = False) -> str:
+    flags = "-i -F" + (" -w" if word else "") + (" -p" if with_section else "")
+    return f"grep {flags} {shlex.quote(term)}"

@@ -1,0 +1,142 @@
+"""The run's evidence: every piece of a document the tools showed, split into sentences, and the
+citations made from them. A citation is only ever made from a shown piece, so it resolves by
+construction; a quote the model writes is checked against the document and the shown pieces."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lcread.tools.evidence import Search, Shown
+
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "«": '"', "»": '"'})
+
+
+def norm(text: str) -> str:
+    """Lower case, straight quotes, no thousands separators, whitespace collapsed."""
+    return " ".join(_THOUSANDS.sub("", text.translate(_QUOTES)).lower().split())
+
+
+def has(haystack_norm: str, needle: str) -> bool:
+    """Whether the normalised text holds the needle as a whole word (or whole number)."""
+    n = norm(needle)
+    if not n:
+        return False
+    return re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", haystack_norm) is not None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    doc: str
+    line: int
+    start: int
+    """Character offset in the line."""
+    text: str
+    section: str | None = None
+    title: str | None = None
+    """A short title line just above (a heading or a paragraph's title), when it was shown too."""
+
+    @property
+    def norm(self) -> str:
+        return norm(self.text)
+
+    @property
+    def context(self) -> str:
+        """The sentence with its section and title: where a term may sit for the sentence to carry it."""
+        return norm(" ".join(filter(None, [self.section, self.title, self.text])))
+
+
+@dataclass(frozen=True)
+class Citation:
+    doc: str
+    line: int
+    start: int
+    end: int
+    quote: str
+
+    def to_dict(self) -> dict:
+        return {"document": self.doc, "line": self.line, "chars": [self.start, self.end], "quote": self.quote}
+
+    def label(self) -> str:
+        return f"{self.doc}:{self.line}" + (f" (chars {self.start:,}-{self.end:,})" if self.start else "")
+
+
+def cite(s: Sentence) -> Citation:
+    return Citation(s.doc, s.line, s.start, s.start + len(s.text), s.text)
+
+
+@dataclass
+class EvidenceLog:
+    """Everything the tools showed in one run."""
+
+    pieces: list[Shown] = field(default_factory=list)
+    searches: list[Search] = field(default_factory=list)
+    _seen: set = field(default_factory=set, repr=False)
+    _sentences: list[Sentence] | None = field(default=None, repr=False)
+
+    def add(self, shown: list[Shown], search: Search | None = None) -> None:
+        for piece in shown:
+            key = (piece.doc, piece.line, piece.start, piece.text)
+            if key not in self._seen:
+                self._seen.add(key)
+                self.pieces.append(piece)
+                self._sentences = None
+        if search is not None:
+            self.searches.append(search)
+
+    def shown_lines(self) -> set[tuple[str, int]]:
+        return {(p.doc, p.line) for p in self.pieces}
+
+    def sentences(self) -> list[Sentence]:
+        if self._sentences is None:
+            lines = {(p.doc, p.line): p.text for p in self.pieces if p.start == 0}
+            out, seen = [], set()
+            for p in self.pieces:
+                if p.kind == "heading":
+                    continue
+                title = lines.get((p.doc, p.line - 1))
+                title = title.strip() if title and _is_title(title) else None
+                section = p.section[1] if p.section else None
+                offset = p.start
+                for part in _SENTENCE_END.split(p.text):
+                    at = p.text.find(part, offset - p.start)
+                    start = p.start + max(at, 0)
+                    key = (p.doc, p.line, part.strip())
+                    if part.strip() and key not in seen:
+                        seen.add(key)
+                        out.append(Sentence(p.doc, p.line, start, part.strip(), section, title))
+                    offset = start + len(part)
+            self._sentences = out
+        return self._sentences
+
+    def searched(self, term: str) -> Search | None:
+        """A complete grep whose pattern holds the term (so every line with the term was shown)."""
+        t = norm(term)
+        for s in reversed(self.searches):
+            if s.complete and not s.counted and any(t in norm(p) or norm(p) in t and len(norm(p)) >= 4
+                                                    for p in s.patterns):
+                return s
+        return None
+
+    def verify_quote(self, doc_text_of, doc: str, line: int, quote: str) -> Citation | None:
+        """A quote the model gives, accepted only if the line holds it (whitespace aside) and a tool showed
+        that part of the line."""
+        q = " ".join(quote.split())
+        text = doc_text_of(doc, line)
+        if not q or text is None:
+            return None
+        flat = " ".join(text.split())
+        at = flat.find(q)
+        if at < 0:
+            return None
+        for p in self.pieces:
+            if p.doc == doc and p.line == line and q in " ".join(p.text.split()):
+                return Citation(doc, line, at, at + len(q), q)
+        return None
+
+
+def _is_title(line: str) -> bool:
+    t = line.strip()
+    return 0 < len(t) <= 80 and not t.endswith((".", ",", ";", ":")) and not re.search(r"\d{3,}", t)

@@ -1,0 +1,193 @@
+"""What a question asks for, read from its wording: the kind of question, the kind of answer, and the
+terms that distinguish the fact asked about from its look-alikes. Pure functions, no model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+STOPWORDS = set("""a an the of in on at to for from by with about into over under and or but nor not no is are
+was were be been being am do does did done has have had having will would shall should can could may might
+must what which who whom whose when where why how that this these those there here it its it's they them
+their he she his her him we our you your i me my as if then than so such any all each every some many much
+more most other another same own only just also very both either neither per via one ones thing things
+give gives given tell say said says name named called mentioned listed appear appears appeared
+number numbers value values""".split())
+
+NUMBER_WORDS = {w: i for i, w in enumerate(("zero one two three four five six seven eight nine ten eleven twelve "
+                                            "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty")
+                                           .split())}
+_MONTHS = ("january february march april may june july august september october november december "
+           "jan feb mar apr jun jul aug sep sept oct nov dec").split()
+
+_NUMBER_ASK = re.compile(
+    r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
+    r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
+    r"capacity|population|length|width|height|weight|temperature|speed|duration)\b", re.I)
+_DATE_ASK = re.compile(r"^\s*when\b|\b(what|which|in which|in what)\s+(year|date|day|month|time|decade|century)\b"
+                       r"|\bwhen (did|was|were|is|will|does|do)\b", re.I)
+_PERSON_ASK = re.compile(r"^\s*(who|whom|whose)\b|\b(which|what) (person|man|woman|author|writer|director|"
+                         r"actor|actress|player|king|queen|president|officer|courier|captain)\b", re.I)
+_WHERE_ASK = re.compile(r"\b(which|what|in which|in what|under which|under what)\s+(section|chapter|heading|"
+                        r"function|method|class|part|article|clause|page|subsection|paragraph|definition)\b", re.I)
+_YESNO = re.compile(r"^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may)\b", re.I)
+_SUMMARY = re.compile(r"^\s*(summari[sz]e|describe|explain|why|discuss|outline|compare|give an overview|"
+                      r"what (are|is) the main|how does|how do)\b", re.I)
+_COUNT = re.compile(r"\bhow many (times|occurrences)\b|\bhow many\b.*\b(appear|appears|occur|occurs|mentioned|"
+                    r"log|logged|logs|record|recorded|listed|are there|were there|reported|entries|lines)\b", re.I)
+_ALL = re.compile(r"\b(all|every|each|list)\b", re.I)
+_PLURAL_ASK = re.compile(r"^\s*(which|what)\s+(\w+)\b", re.I)
+_QUOTED = re.compile(r"[\"“‘«]([^\"”’»]{2,200})[\"”’»]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
+_TOKEN = re.compile(r"[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
+
+
+@dataclass
+class Profile:
+    """What the question asks: the route its sufficiency predicate takes, and what an answer needs."""
+
+    question: str
+    kind: str
+    """lookup, parts (several values asked together), all (every value of one thing), list (several
+    items, possibly through a chain), count, where, choice, yesno, summary."""
+    answer_type: str
+    """number, date, person, section or text."""
+    terms: list[str] = field(default_factory=list)
+    """Names, ids, quoted strings, numbers: each must sit with the answer in the cited evidence."""
+    keywords: list[str] = field(default_factory=list)
+    """Content words, used when the question names nothing distinctive (at least one must sit with it)."""
+    parts: list[str] = field(default_factory=list)
+    """For kind 'parts': the terms each of which needs its own value."""
+    quote: str | None = None
+    """For kind 'where': the quoted text whose place is asked."""
+    options: list[tuple[str, str]] = field(default_factory=list)
+    count_words: list[str] = field(default_factory=list)
+    """For kind 'count': the words of what is counted ("gale warnings")."""
+
+
+def classify(question: str, options: list[tuple[str, str]] | None = None) -> Profile:
+    q = " ".join(question.split())
+    quotes = [a or b for a, b in _QUOTED.findall(q)]
+    terms = distinguishing_terms(q, quotes)
+    keywords = [w for w in content_words(q) if not any(w in t.lower() for t in terms)]
+    answer_type = _answer_type(q)
+    profile = Profile(q, "lookup", answer_type, terms, keywords, options=list(options or []))
+    if options:
+        profile.kind = "choice"
+    elif _WHERE_ASK.search(q) and quotes:
+        profile.kind, profile.answer_type, profile.quote = "where", "section", max(quotes, key=len)
+        profile.terms = [t for t in terms if t not in quotes]
+    elif _SUMMARY.search(q):
+        profile.kind = "summary"
+    elif _COUNT.search(q):
+        profile.kind, profile.answer_type = "count", "number"
+        head = re.search(r"\bhow many\s+(.+?)\s+(?:did|does|do|are|were|is|was|have|has|had|in|on|at|for|by)\b", q, re.I)
+        words = content_words(head.group(1)) if head else []
+        profile.count_words = [w for w in words if w not in ("times", "occurrences")]
+    elif _YESNO.search(q) and not _NUMBER_ASK.search(q):
+        profile.kind, profile.answer_type = "yesno", "yesno"
+    else:
+        parts = _parts(q, terms)
+        plural = _asks_plural(q)
+        if len(parts) >= 2 and plural:
+            profile.kind, profile.parts = "parts", parts
+        elif plural and _ALL.search(q):
+            profile.kind = "all"
+        elif plural:
+            profile.kind = "list"
+    return profile
+
+
+def _answer_type(q: str) -> str:
+    if _DATE_ASK.search(q):
+        return "date"
+    if _NUMBER_ASK.search(q):
+        return "number"
+    if _PERSON_ASK.search(q):
+        return "person"
+    return "text"
+
+
+def _asks_plural(q: str) -> bool:
+    m = _PLURAL_ASK.match(q)
+    if m and m.group(2).lower().endswith("s") and m.group(2).lower() not in ("is", "was", "does", "has", "this"):
+        return True
+    return bool(re.search(r"\b(what|which) are\b|\bboth\b|\blist\b|\b(numbers|values|names|dates|amounts)\b", q, re.I))
+
+
+def distinguishing_terms(q: str, quotes: list[str]) -> list[str]:
+    """Quoted strings, ids (tokens with digits, hyphens, underscores or dots inside), CamelCase words,
+    capitalised names (with a number that follows, as in "Pier 7"), and numbers."""
+    terms: list[str] = list(quotes)
+    words = _TOKEN.findall(q)
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if any(w in t for t in quotes):
+            i += 1
+            continue
+        if _is_id(w):
+            terms.append(w.rsplit(".", 1)[-1] if "." in w and not re.fullmatch(r"[\d.]+", w) else w)
+        elif w[0].isupper() and w.lower() not in STOPWORDS and not (w.isupper() and w.isalpha() and len(w) <= 5):
+            phrase = [w]
+            while i + 1 < len(words) and (words[i + 1][0].isupper() or
+                                          (words[i + 1].isdigit() and len(words[i + 1]) < 4)):
+                i += 1
+                phrase.append(words[i])
+            terms.append(" ".join(phrase))
+        i += 1
+    seen, out = set(), []
+    for t in terms:
+        if t.lower() not in seen and t.lower() not in STOPWORDS:
+            seen.add(t.lower())
+            out.append(t)
+    return out
+
+
+def _is_id(w: str) -> bool:
+    if re.fullmatch(r"\d[\d,.]*", w):
+        return True  # a number in the question is a term too
+    return bool(re.search(r"\d", w) or re.search(r"\w[-_.]\w", w) or re.search(r"[a-z][A-Z]", w))
+
+
+def content_words(text: str) -> list[str]:
+    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", text)]
+    return list(dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) >= 3))
+
+
+def _parts(q: str, terms: list[str]) -> list[str]:
+    """Terms joined by 'and' or commas: "for A and B", "of A, B and C"."""
+    named = [t for t in terms if not re.fullmatch(r"[\d,.]+", t)]
+    if len(named) < 2:
+        return []
+    joined = [t for t in named if re.search(rf"{re.escape(t)}\s*(,|\band\b)|(,|\band\b)\s*{re.escape(t)}", q)]
+    return joined if len(joined) >= 2 else []
+
+
+def stem(word: str) -> str:
+    """A crude stem: enough to let 'embed' find 'embedded' and 'warnings' find 'warning'."""
+    word = word.lower()
+    return word[:max(4, len(word) - 3)] if len(word) > 5 else word.rstrip("s") or word
+
+
+_OPTION = re.compile(r"(?:^|\s|\()([A-J])[\)\.:]\s+(.+?)(?=\s+\(?[A-J][\)\.:]\s+|$)", re.S)
+
+
+def parse_options(question: str, given: list[str] | None = None) -> tuple[str, list[tuple[str, str]]]:
+    """Options from --options ("A) Anne" or plain texts lettered in order) or listed in the question.
+
+    Returns the question without its listed options, and (letter, text) pairs; no options = open-ended.
+    """
+    if given:
+        pairs = []
+        for i, item in enumerate(given):
+            m = re.match(r"\s*\(?([A-Ja-j])[\)\.:]\s*(.+)", item)
+            pairs.append((m.group(1).upper(), m.group(2).strip()) if m else (chr(65 + i), item.strip()))
+        return question, pairs
+    first = re.search(r"(?:^|\s|\()A[\)\.:]\s+", question)
+    if not first:
+        return question, []
+    pairs = [(m.group(1), m.group(2).strip()) for m in _OPTION.finditer(question[first.start():])]
+    letters = [p[0] for p in pairs]
+    if len(pairs) < 2 or letters != [chr(65 + i) for i in range(len(pairs))]:
+        return question, []
+    return question[:first.start()].strip(), pairs
