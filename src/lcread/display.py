@@ -143,7 +143,7 @@ class RichDisplay:
         colour = "green" if final and verified is not False else "yellow"
         body = [Text(clean(answer), style="bold")]
         for c in citations[:6]:
-            body.append(Text(f"  ✓ {clean(c[:200])}", style="green" if verified else "dim"))
+            body.append(Text(f"  {'✓' if verified else '·'} {clean(c[:200])}", style="green" if verified else "dim"))
         if verified is False and missing:
             body.append(Text(f"  unverified: {clean(missing)}", style="yellow"))
         elif verified is None and missing:

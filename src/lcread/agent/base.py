@@ -32,7 +32,7 @@ class CommandLoop:
         self.format_errors = self.repeats = 0
         self.refused_unread = 0
         self.evidence = EvidenceLog()
-        self.verifier = Verifier(classify(question, parse_options(question)[1]), self.evidence)
+        self.verifier = Verifier(classify(question, parse_options(question)[1]), self.evidence, self.tools.count)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.begin(question)
@@ -70,7 +70,8 @@ class CommandLoop:
         an answer can only be one of them (the model chooses among grounded values, it cannot invent one)."""
         if not self.model.supports_grammar:
             return None
-        return prompts.command_grammar(self.names, self.verifier.candidates(), self.answer_kind())
+        candidates = self.verifier.candidates(after_refusal=self.pending is not None)
+        return prompts.command_grammar(self.names, candidates, self.answer_kind())
 
     def answer_kind(self) -> str | None:
         profile = self.verifier.profile
@@ -179,7 +180,7 @@ class CommandLoop:
         if answer is None:
             return "No answer was found before the limit.", None
         verdict = self.verifier.check(answer)
-        if not verdict.ok and not verdict.citations:
+        if not verdict.ok and not verdict.citations and verdict.kind_ok:
             verdict.citations = self.verifier.locate(answer)
         if not verdict.ok and not verdict.citations:
             return f"No answer was found in what was read (last missing: {verdict.missing}).", verdict

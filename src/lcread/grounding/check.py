@@ -32,11 +32,15 @@ class Verdict:
     """The command that would find it, which lcread runs itself."""
     applies: bool = True
     """False for open questions (summaries), where no predicate applies."""
+    kind_ok: bool = True
+    """False when the answer is not of the kind asked for (or only repeats the question)."""
 
 
 class Verifier:
-    def __init__(self, profile: Profile, log: EvidenceLog):
+    def __init__(self, profile: Profile, log: EvidenceLog, counter=None):
         self.profile, self.log = profile, log
+        self.counter = counter
+        """term -> how many matches the documents hold (lets a next step grep the rarest keyword)."""
 
     def check(self, answer: str) -> Verdict:
         p = self.profile
@@ -82,12 +86,13 @@ class Verifier:
     def _wrong_kind(self, answer: str) -> Verdict | None:
         p, low = self.profile, answer.lower()
         if p.kind == "yesno":
-            return None if re.match(r"\s*(yes|no)\b", low) else Verdict(False, missing="the question asks yes or no")
+            return None if re.match(r"\s*(yes|no)\b", low) else Verdict(False, missing="the question asks yes or no",
+                                                                          kind_ok=False)
         own = [w for w in re.split(r"[^a-z0-9]+", low) if w and w not in STOPWORDS]
         asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
         if own and all(w in asked for w in own) and p.kind != "where":
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
-                           step=self._term_step())
+                           step=self._term_step(), kind_ok=False)
         kind = p.answer_type
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
               "date": lambda: bool(_DATE.search(answer))}.get(kind, lambda: True)()
@@ -95,7 +100,7 @@ class Verifier:
             return None
         shown = answer if len(answer) <= 60 else answer[:57] + "..."
         return Verdict(False, missing=f"the question asks for a {kind}; {shown!r} is not one",
-                       step=_grep(answer) if len(answer) <= 60 else self._term_step())
+                       step=_grep(answer) if len(answer) <= 60 else self._term_step(), kind_ok=False)
 
     def _option_text(self, answer: str) -> str | None:
         options = dict(self.profile.options)
@@ -198,7 +203,7 @@ class Verifier:
             return Verdict(False, missing=f"a count needs every line with {term!r} shown", step=_grep(term))
         needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
         rows = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines)
-                and all(has(s.context, t) or stem(t) in s.context for t in needs if t.lower() != term.lower())]
+                and all(has(s.context, t) or _prefix(stem(t), s.context) for t in needs if t.lower() != term.lower())]
         lines = {(s.doc, s.line): s for s in rows}
         counted = [c for c in self.log.searches if c.counted and c.matches in numbers
                    and any(norm(term) in norm(p) for p in c.patterns) and not needs]
@@ -235,9 +240,9 @@ class Verifier:
         are needed), or None."""
         p = self.profile
         if not p.terms:
-            if not p.keywords or any(stem(k) in s.context for k in p.keywords):
-                return []
-            return None
+            need = min(1 if len(p.keywords) <= 2 else 2, len(p.keywords))
+            have = self._coverage(s)
+            return [] if have >= need and have >= self._best_coverage() else None
         links: list[Sentence] = []
         for term in p.terms:
             if has(s.context, term):
@@ -257,6 +262,19 @@ class Verifier:
             if any(self._uses(e) <= MAX_BRIDGE_USES for e in shared):
                 return other
         return None
+
+    def _coverage(self, s: Sentence) -> int:
+        return sum(_prefix(stem(k), s.context) for k in self.profile.keywords)
+
+    def _best_coverage(self) -> int:
+        """With only keywords to go by, an answer must come from the shown sentences that carry the most of
+        them among those that hold a value or a name: a weaker match elsewhere does not count."""
+        key = len(self.log.pieces)
+        if getattr(self, "_best", (None,))[0] != key:
+            valued = [self._coverage(s) for s in self.log.sentences()
+                      if _NUMBER.search(s.text) or distinguishing_terms(s.text, [], whole=True)]
+            self._best = (key, max(valued, default=0))
+        return self._best[1]
 
     def _entities(self, s: Sentence) -> set[str]:
         asked = {t.lower() for t in self.profile.terms}
@@ -313,31 +331,54 @@ class Verifier:
         return terms[0] if terms else None
 
     def _term_step(self) -> str:
-        term = self._main_term() or (self.profile.keywords[0] if self.profile.keywords else None)
+        term = self._main_term() or self._rarest_keyword()
         return _grep(term) if term else "ls"
+
+    def _rarest_keyword(self) -> str | None:
+        """The keyword with the fewest matches (but some), not searched yet: the most telling one."""
+        words = [k for k in self.profile.keywords if self.log.searched(k) is None] or self.profile.keywords
+        if not words or self.counter is None:
+            return words[0] if words else None
+        counts = {k: self.counter(k) for k in words}
+        found = [k for k in words if counts[k]]
+        return min(found, key=lambda k: counts[k]) if found else words[0]
 
     def locate(self, answer: str) -> list[Citation]:
         """Shown sentences holding any part of the answer (for an answer that is not verified)."""
         atoms = self.atoms(_LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
         return [cite(s) for s in self.log.sentences() if any(has(s.norm, a) for a in atoms)][:6]
 
-    def candidates(self) -> list[str]:
+    def candidates(self, after_refusal: bool = False) -> list[str]:
         """Values of the asked kind in shown sentences that carry the question's terms: what a grounded
-        answer can be (the embedded model's answer grammar is limited to these)."""
-        if self.profile.answer_type not in ("number", "date") or self.profile.kind in ("count", "where", "summary"):
+        answer can be. Numbers and dates always; names and other text only after an answer was sent back
+        (the embedded model's answer grammar is then limited to these)."""
+        kind = self.profile.answer_type
+        if self.profile.kind in ("count", "where", "summary", "yesno", "choice"):
             return []
+        if kind not in ("number", "date") and not after_refusal:
+            return []
+        asked = set(re.split(r"[^a-z0-9]+", self.profile.question.lower()))
+        terms = {norm(t) for t in self.profile.terms}
         out: list[str] = []
         for s in self.log.sentences():
-            if self._carries(s, bridges=False) is None:
+            if self._carries(s) is None:
                 continue
-            pattern = _DATE if self.profile.answer_type == "date" else _NUMBER
-            terms = {norm(t) for t in self.profile.terms}
-            out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
+            if kind in ("number", "date"):
+                pattern = _DATE if kind == "date" else _NUMBER
+                out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
+            else:
+                out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms and not _NUMBER.fullmatch(e)
+                        and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked and '"' not in e]
         return list(dict.fromkeys(out))[:24]
 
 
 def _THOUSANDS(number: str) -> str:
     return number.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number) else number.rstrip(",")
+
+
+def _prefix(start: str, text: str) -> bool:
+    """Whether a word of the text begins with `start`."""
+    return re.search(rf"(?<![a-z0-9]){re.escape(start)}", text) is not None
 
 
 def _shape(token: str) -> str:

@@ -139,4 +139,5 @@ class EvidenceLog:
 
 def _is_title(line: str) -> bool:
     t = line.strip()
-    return 0 < len(t) <= 80 and not t.endswith((".", ",", ";", ":")) and not re.search(r"\d{3,}", t)
+    return (0 < len(t) <= 80 and re.match(r"[#A-Z0-9]", t) is not None and not t.endswith((".", ",", ";", ":", "?", '"'))
+            and not re.search(r"\d{3,}", t))

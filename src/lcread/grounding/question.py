@@ -114,9 +114,10 @@ def _asks_plural(q: str) -> bool:
     return bool(re.search(r"\b(what|which) are\b|\bboth\b|\blist\b|\b(numbers|values|names|dates|amounts)\b", q, re.I))
 
 
-def distinguishing_terms(q: str, quotes: list[str]) -> list[str]:
+def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list[str]:
     """Quoted strings, ids (tokens with digits, hyphens, underscores or dots inside), CamelCase words,
-    capitalised names (with a number that follows, as in "Pier 7"), and numbers."""
+    capitalised names (with a number that follows, as in "Pier 7"), and numbers. A dotted name counts by
+    its last part (HTTPStatus.IM_A_TEAPOT by IM_A_TEAPOT) unless `whole`."""
     terms: list[str] = list(quotes)
     words = _TOKEN.findall(q)
     i = 0
@@ -126,7 +127,8 @@ def distinguishing_terms(q: str, quotes: list[str]) -> list[str]:
             i += 1
             continue
         if _is_id(w):
-            terms.append(w.rsplit(".", 1)[-1] if "." in w and not re.fullmatch(r"[\d.]+", w) else w)
+            dotted = "." in w and not whole and not re.fullmatch(r"[\d.]+", w)
+            terms.append(w.rsplit(".", 1)[-1] if dotted else w)
         elif w[0].isupper() and w.lower() not in STOPWORDS and not (w.isupper() and w.isalpha() and len(w) <= 5):
             phrase = [w]
             while i + 1 < len(words) and (words[i + 1][0].isupper() or

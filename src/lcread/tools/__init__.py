@@ -37,6 +37,11 @@ class ToolRunner:
         self.config = config or ToolConfig()
         self._sections: dict[str, Sections] = {}
 
+    def count(self, term: str) -> int:
+        """Matches of a literal term, case aside, over every document (0 if the count runs too long)."""
+        return count_matches(Command("grep", "", patterns=[term], flags={"-i", "-F"}), self.store.docs,
+                             self.config.grep_timeout) or 0
+
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
         if doc.name not in self._sections:
