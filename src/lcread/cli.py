@@ -16,6 +16,19 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Answer questions about inputs far larger than a model's context window.")
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
+EXIT_UNVERIFIED = 4  # the model answered, but the answer's evidence does not establish it
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); 143 for SIGTERM
+_signal = {"number": 0}
+
+
+def exit_status(result) -> int:
+    """0: answered, verified (or an open question, where no check applies); 3: a limit ended the run;
+    4: answered but unverified; 128 + the signal number: interrupted."""
+    if result.reason == "interrupted":
+        return 128 + (_signal["number"] or 2)
+    if not result.final:
+        return EXIT_LIMIT
+    return EXIT_UNVERIFIED if result.verified is False else 0
 
 
 @app.callback()
@@ -52,24 +65,31 @@ def ask(
     chunk_chars: Annotated[Optional[int], typer.Option(help="acs: characters per chunk (24,000).")] = None,
     notes_chars: Annotated[Optional[int], typer.Option(help="acs: cap on the running notes (6,000).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="acs: seed of --stop random.")] = None,
+    no_sufficiency: Annotated[bool, typer.Option("--no-sufficiency", help="Accept any answer the model gives "
+                                                 "(its evidence is still checked and reported).")] = False,
 ) -> None:
-    """Answer QUESTION about the INPUTS, reading only what it needs."""
+    """Answer QUESTION about the INPUTS, reading only what it needs.
+
+    Exit status: 0 answered and verified, 3 ended by a limit, 4 answered but unverified, 130/143 interrupted."""
     from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
-    from lcread.display import RichDisplay, SilentDisplay
+    from lcread.display import RichDisplay, SilentDisplay, clean
     from lcread.documents import DocumentStore
     from lcread.run import MODES, Settings, answer
     from lcread.trace import JsonlTrace, NullTrace
 
+    if not question.strip():
+        raise LcreadError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
     if stop is not None and stop not in ("acs", "full", "random", "verbalized", "end"):
         raise LcreadError(f"unknown stopping policy {stop!r}: use --stop acs, full, random, verbalized or end")
     select_config = _config(SelectConfig, max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
-                            context_limit=context_limit, compact_at=compact_at)
+                            context_limit=context_limit, compact_at=compact_at,
+                            sufficiency=False if no_sufficiency else None)
     if select_config.compact_at >= select_config.context_limit:
         raise LcreadError(f"--compact-at ({select_config.compact_at}) must be below the context limit "
                           f"({select_config.context_limit})")
     settings = Settings(
         mode=mode, options=options, select=select_config,
-        tools=_config(ToolConfig, read_chars=min(read_chars, ToolConfig().max_chars) if read_chars else None),
+        tools=_config(ToolConfig, read_chars=read_chars),
         acs=_config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
                     notes_chars=notes_chars, seed=seed))
     if mode not in MODES:
@@ -92,13 +112,16 @@ def ask(
                 run_trace.close()
     if json_out:
         typer.echo(json.dumps({**result.to_dict(), "documents": [d.name for d in store.docs],
-                               "warnings": warnings}, ensure_ascii=False))
+                               "warnings": warnings}, ensure_ascii=True))
     else:
-        typer.echo(result.answer)
+        typer.echo(clean(result.answer))
         if not result.final:
             typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
-    if not result.final:
-        raise typer.Exit(EXIT_LIMIT)
+        elif result.verified is False:
+            typer.echo(f"lcread: unverified: {clean(result.missing or '')}", err=True)
+    code = exit_status(result)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -242,31 +265,44 @@ def _config(cls, **values):
         raise LcreadError(f"{option}: {err['msg'].lower()}") from None
 
 
+def _terminated(number, frame) -> None:
+    """SIGTERM ends a run as Ctrl-C does: best answer so far, complete trace, temporary files removed."""
+    _signal["number"] = number
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    """Entry point: one line per error, a non-zero exit, and tracebacks only with LCREAD_DEBUG=1."""
+    """Entry point: one line per error, a documented exit status, and tracebacks only with LCREAD_DEBUG=1."""
+    import signal
+
     debug = os.environ.get("LCREAD_DEBUG") == "1"
+    signal.signal(signal.SIGTERM, _terminated)
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except LcreadError as e:
         if debug:
             raise
-        typer.echo(f"lcread: error: {e}", err=True)
+        typer.echo(f"lcread: error: {clean_line(e)}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("lcread: interrupted", err=True)
-        sys.exit(130)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
+        sys.exit(128 + (_signal["number"] or 2))
     except Exception as e:  # click usage errors and anything unforeseen
-        import click
-
-        if isinstance(e, click.exceptions.ClickException):
-            e.show()
+        if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # click's (typer vendors its own)
+            if type(e).__name__ == "Abort":
+                typer.echo("lcread: interrupted", err=True)
+                sys.exit(128 + (_signal["number"] or 2))
+            typer.echo(f"lcread: error: {clean_line(e.format_message())}", err=True)
             sys.exit(e.exit_code)
-        if isinstance(e, click.exceptions.Abort):
-            typer.echo("lcread: aborted", err=True)
-            sys.exit(130)
         if debug:
             raise
-        typer.echo(f"lcread: error: {type(e).__name__}: {e} (set LCREAD_DEBUG=1 for the traceback)", err=True)
+        typer.echo(f"lcread: error: {type(e).__name__}: {clean_line(e)} (set LCREAD_DEBUG=1 for the traceback)",
+                   err=True)
         sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def clean_line(message: object) -> str:
+    from lcread.display import clean
+
+    return clean(" ".join(str(message).split()))

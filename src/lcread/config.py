@@ -12,7 +12,7 @@ class _Config(BaseModel):
 
 
 class ToolConfig(_Config):
-    read_chars: int = Field(6000, ge=200)
+    read_chars: int = Field(6000, ge=200, le=8000)
     """Characters a read returns when the model asks for more; also the default observation cap."""
     max_chars: int = Field(8000, ge=200)
     """Hard cap on any observation, whatever the command asked for."""

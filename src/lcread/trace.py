@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Protocol
@@ -23,17 +24,23 @@ class JsonlTrace:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.runs = 0
-        self.run_id = ""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(self.path, "a", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._local = threading.local()  # runs in a concurrent batch each have their own thread
+
+    @property
+    def run_id(self) -> str:
+        return getattr(self._local, "run_id", "")
 
     def event(self, kind: str, /, **data: object) -> None:
-        if kind == "run_start" or not self.run_id:  # one id per run, so a shared trace file can be split
-            self.runs += 1
-            self.run_id = f"{int(time.time() * 1000):x}-{self.runs}"
-        record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
-        self._file.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-        self._file.flush()
+        with self._lock:
+            if kind == "run_start" or not self.run_id:  # one id per run, so a shared trace file can be split
+                self.runs += 1
+                self._local.run_id = f"{int(time.time() * 1000):x}-{self.runs}"
+            record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
+            self._file.write(json.dumps(record, ensure_ascii=True, default=str) + "\n")
+            self._file.flush()
 
     def close(self) -> None:
         self._file.close()

@@ -83,10 +83,20 @@ class FoldReader:
 
     def run(self, question: str, chunks: list[Chunk]) -> AcsResult:
         self.reset()
-        notes, states, gates, records = "", [], [], []
-        n, state, reason = len(chunks), None, "read to the end"
+        states, gates, records = [], [], []
+        n = len(chunks)
         self.trace.event("run_start", mode=self.mode, model=self.model.name, question=question, chunks=n,
                          policy=self.policy.name, config=self.config.model_dump())
+        try:
+            state, reason = self.read(question, chunks, states, gates, records)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last answer state read, marked as not final
+            reason = "interrupted"
+            state = states[-1] if states else None
+        return self.finish(state, reason, chunks_read=self.stats.steps, total=n, records=records)
+
+    def read(self, question: str, chunks: list[Chunk], states: list, gates: list, records: list):
+        """Fold, probe, decide, chunk by chunk; returns the last answer state and why reading stopped."""
+        notes, n, state, reason = "", len(chunks), None, "read to the end"
         for chunk in chunks:
             t = chunk.index
             notes = self.fold(question, notes, chunk)
@@ -109,7 +119,7 @@ class FoldReader:
             if stop:
                 reason = f"{self.policy.name} stopped"
                 break
-        return self.finish(state, reason, chunks_read=self.stats.steps, total=n, records=records)
+        return state, reason
 
     def fold(self, question: str, notes: str, chunk: Chunk) -> str:
         """One call per chunk: the model copies the sentences that bear on the question; lines it did not
@@ -204,7 +214,8 @@ class FoldReader:
         answer = state.answer if state else ""
         if self.probe.options and state:
             answer = f"{state.answer}) {dict(self.probe.options)[state.answer]}"
-        result = AcsResult(answer, True, reason, self.mode, self.model.name, self.stats, chunks_read=chunks_read,
+        result = AcsResult(answer, reason != "interrupted", reason, self.mode, self.model.name, self.stats,
+                           chunks_read=chunks_read,
                            chunks_total=total, states=records, tokens_by_kind=dict(self.by_kind))
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=True, reason=reason,

@@ -50,6 +50,9 @@ class CommandLoop:
             except LimitReached as e:
                 answer, verdict = self.best_answer(e.reason)
                 return self.finish(answer, final=False, reason=e.reason, verdict=verdict)
+            except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what was found so far, no further call
+                answer, verdict = self.best_answer("interrupted", ask=False)
+                return self.finish(answer, final=False, reason="interrupted", verdict=verdict)
 
     def begin(self, question: str) -> None:
         raise NotImplementedError
@@ -164,12 +167,12 @@ class CommandLoop:
                          latency=round(reply.latency, 3), reply=reply.text[:2000])
         return reply
 
-    def best_answer(self, reason: str) -> tuple[str, Verdict | None]:
+    def best_answer(self, reason: str, ask: bool = True) -> tuple[str, Verdict | None]:
         """After a limit: the pending answer, or one last call for the best answer from what was found.
         An answer whose content no shown line holds leaves as "nothing found", never as an answer."""
         self.trace.event("limit", reason=reason)
         answer = self.pending[0] if self.pending else None
-        if answer is None and not reason.startswith("token"):
+        if answer is None and ask and not reason.startswith("token"):
             try:
                 reply = self.query(self.limit_messages(reason), self.config.command_tokens,
                                    grammar=self.grammar and prompts.answer_only_grammar(self.grammar))

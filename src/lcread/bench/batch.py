@@ -105,6 +105,8 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
                                  acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
         with DocumentStore.open(task.documents) as store:
             result = answer(model, store, task.question, task_settings, SilentDisplay(), trace)
+        if result.reason == "interrupted":
+            raise KeyboardInterrupt  # not a result: a resumed batch runs this task again
         row.update(result.to_dict(), error=None)
     except LcreadError as e:
         row.update(answer=None, error=str(e))

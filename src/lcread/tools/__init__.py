@@ -69,7 +69,7 @@ class ToolRunner:
             return _error(result.error)
         where = docs[0].name if len(docs) == 1 else f"{len(docs)} documents"
         search = Search(list(cmd.patterns), set(cmd.flags), [d.name for d in docs], result.matches,
-                        complete=not result.cut, counted="-c" in cmd.flags,
+                        complete=not result.cut and not cmd.max_count, counted="-c" in cmd.flags,
                         lines=sorted({(s.doc, s.line) for s in result.shown if s.kind == "match"}))
         if "-c" in cmd.flags:
             return Observation(result.text, search=search)

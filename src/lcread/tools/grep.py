@@ -226,11 +226,12 @@ def count_matches(cmd, docs, timeout: float) -> int | None:
     """All matches of a grep (used to say how many a cut output did not show); None if it ran too long."""
     rg = find_rg()
     try:
-        proc = subprocess.run([rg, "--count-matches", "--no-filename", *rg_args(cmd, [str(d.path) for d in docs])],
+        proc = subprocess.run([rg, "--count-matches", *rg_args(cmd, [str(d.path) for d in docs])],
                               capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
-    return sum(int(n) for n in proc.stdout.split() if n.isdigit())
+    counts = (row.rpartition(b":")[2] for row in proc.stdout.splitlines())
+    return sum(int(n) for n in counts if n.isdigit())
 
 
 def _hits(stream):

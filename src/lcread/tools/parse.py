@@ -126,7 +126,7 @@ def _parse_grep(args: list[str], text: str) -> Command:
         if arg == "--":
             positional.extend(args[i + 1:])
             break
-        if arg.startswith("-") and len(arg) > 1 and not positional:
+        if arg.startswith("-") and len(arg) > 1 and (not positional or _looks_like_option(arg)):
             i = _grep_option(cmd, args, i)
             continue
         positional.append(arg)
@@ -140,6 +140,12 @@ def _parse_grep(args: list[str], text: str) -> Command:
         # Basic-regex habits: grep 'a\|b' means alternation.
         cmd.patterns = [p.replace(r"\|", "|") for p in cmd.patterns]
     return cmd
+
+
+def _looks_like_option(arg: str) -> bool:
+    """After the pattern, an option is still one (GNU grep's habit) when it is one lcread knows."""
+    return arg in _GREP_VALUE_FLAGS or bool(re.fullmatch(r"-\d+|-[A-Za-z]+|-[ABCme]\d+", arg)) and \
+        all(f"-{c}" in _GREP_SWITCHES for c in arg[1:]) or arg[:2] in _GREP_VALUE_FLAGS and arg[2:].isdigit()
 
 
 def _grep_option(cmd: Command, args: list[str], i: int) -> int:

@@ -1,0 +1,247 @@
+"""Grounding: what grep shows, where an answer's evidence is found, and each sufficiency predicate."""
+
+import pytest
+
+from lcread.agent.select import SelectReader
+from lcread.config import SelectConfig, ToolConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.grounding import EvidenceLog, Verifier, classify
+from lcread.models.scripted import ScriptedModel
+from lcread.tools import ToolRunner, parse
+from lcread.trace import MemoryTrace
+
+FACTS = """Annual report of the county hospitals.
+The Oxbury hospital reported 68,564 beds in its last survey.
+The Marlow Street hospital reported 12,310 beds in its last survey.
+The granary at Kestrel Bay stored 21,812 bushels; its courier was Lucan Prideaux.
+Lucan Prideaux carried the grain along the Tollgate Road.
+Gale warning logged at Pier 7 on 3 March.
+Gale warning logged at Pier 9 on 4 March.
+Gale warning logged at Pier 7 on 9 March.
+Fog warning logged at Pier 7 on 11 March.
+The special magic number for quiet-harbor-42 is 4817263.
+The special magic number for quiet-harbor-42 is 5550001.
+The special magic number for wild-ember-17 is 7301122.
+"""
+
+
+@pytest.fixture
+def tools(write):
+    return ToolRunner(DocumentStore.open([str(write("report.txt", FACTS))]))
+
+
+def verifier(tools, question, *commands):
+    log = EvidenceLog()
+    for text in commands:
+        obs = tools.run(parse(text))
+        log.add(obs.shown, obs.search)
+    return Verifier(classify(question), log, tools.count)
+
+
+# --- grep shows every match ---------------------------------------------------------------------------
+
+def test_every_match_on_a_long_line_gets_its_own_window(write):
+    line = "Oxbury 68,564 beds. " + "filler words " * 3000 + "Marlow Street 12,310 beds. " + "more " * 3000
+    runner = ToolRunner(DocumentStore.open([str(write("long.txt", "head\n" + line + "\n"))]),
+                        ToolConfig(match_window=40))
+    obs = runner.run(parse("grep beds"))
+    rows = obs.text.splitlines()
+    assert len(rows) == 2 and all(r.startswith("long.txt:2:[chars ") for r in rows)
+    assert "Oxbury 68,564 beds" in rows[0] and "Marlow Street 12,310 beds" in rows[1]
+    start = line.index("Marlow Street 12,310 beds") + len("Marlow Street 12,310 ") - 40
+    assert f"[chars {start:,}-" in rows[1]  # offsets are characters of the line
+    assert [s.start for s in obs.shown] == [0, start]
+
+
+def test_windows_that_overlap_are_merged_and_count_counts_matches(write):
+    line = "x" * 600 + "alpha beta alpha" + "y" * 600
+    runner = ToolRunner(DocumentStore.open([str(write("d.txt", line + "\nalpha\n"))]), ToolConfig(match_window=40))
+    assert len(runner.run(parse("grep alpha d.txt")).text.splitlines()) == 2  # one window for line 1, line 2
+    assert runner.run(parse("grep -c alpha")).text == "d.txt: 3 matches"
+
+
+def test_a_match_longer_than_the_cap_is_shown_cut_not_reported_missing(write):
+    runner = ToolRunner(DocumentStore.open([str(write("e.log", "ok\nERROR " + "z" * 20_000 + "\n"))]),
+                        ToolConfig(read_chars=1000))
+    obs = runner.run(parse("grep 'ERROR.*'"))
+    assert "ERROR zzz" in obs.text and not obs.text.startswith("no matches") and len(obs.text) <= 1300
+
+
+def test_a_cut_output_says_how_many_matches_were_not_shown(write):
+    runner = ToolRunner(DocumentStore.open([str(write("b.txt", "".join(f"hit {i}\n" for i in range(3000))))]),
+                        ToolConfig(read_chars=1000))
+    obs = runner.run(parse("grep hit"))
+    shown = obs.text.count("\nb.txt:") + 1
+    assert obs.truncated and f"{shown:,} matches shown, {3000 - shown:,} more matches not shown" in obs.text
+
+
+def test_grep_p_shows_the_enclosing_heading_or_definition(write):
+    md = write("guide.md", "# Guide\nintro\n## Refunds\nThe refund is capped at 40 euros.\n## Returns\nok\n")
+    py = write("mod.py", "class Reader:\n    def __init__(self, limit=LIMIT):\n        self.limit = limit\n")
+    novel = write("novel.txt", "CHAPTER I\nIt was a dark night.\n\nChapter 2\nThe letter was hidden.\n")
+    runner = ToolRunner(DocumentStore.open([str(md), str(py), str(novel)]))
+    assert runner.run(parse("grep -p refund guide.md")).text.splitlines() == [
+        "guide.md=3=# Guide > ## Refunds", "guide.md:4:The refund is capped at 40 euros."]
+    assert "mod.py=2=class Reader: > def __init__(self, limit=LIMIT):" in runner.run(parse("grep -p self.limit mod.py")).text
+    assert runner.run(parse("grep -p letter novel.txt")).text.startswith("novel.txt=4=Chapter 2")
+
+
+# --- evidence and quotes ------------------------------------------------------------------------------
+
+def test_quotes_are_verified_against_the_document_and_what_was_shown(tools):
+    log = EvidenceLog()
+    obs = tools.run(parse("grep Oxbury"))
+    log.add(obs.shown, obs.search)
+    doc = tools.store.docs[0]
+
+    def text_of(name, line):
+        return next(iter(doc.read_lines(line, line))).text
+
+    assert log.verify_quote(text_of, "report.txt", 2, "reported 68,564 beds").quote == "reported 68,564 beds"
+    assert log.verify_quote(text_of, "report.txt", 2, "reported   68,564\n beds") is not None  # whitespace aside
+    assert log.verify_quote(text_of, "report.txt", 2, "reported 99,999 beds") is None  # fabricated
+    assert log.verify_quote(text_of, "report.txt", 3, "Marlow Street") is None  # true, but never shown
+
+
+# --- the predicates -----------------------------------------------------------------------------------
+
+def test_lookup_refuses_a_look_alike_fact_and_names_the_step(tools):
+    question = "How many beds did the Marlow Street hospital report?"
+    v = verifier(tools, question, "grep -i oxbury")
+    wrong = v.check("68,564 beds")
+    assert not wrong.ok and "Marlow Street" in wrong.missing and wrong.step == "grep -i -F 'Marlow Street'"
+    v = verifier(tools, question, "grep -i beds")
+    assert not v.check("68,564").ok  # the number is shown, but on the other hospital's line
+    right = v.check("12,310")
+    assert right.ok and right.citations[0].line == 3 and "12,310" in right.citations[0].quote
+
+
+def test_the_kind_of_answer_is_checked(tools):
+    v = verifier(tools, "How many bushels did the Kestrel Bay granary store?", "grep -i granary")
+    name = v.check("Lucan Prideaux")
+    assert not name.ok and not name.kind_ok and "asks for a number" in name.missing
+    assert name.step == "grep -i -F 'Lucan Prideaux'"
+    assert not v.check("Kestrel Bay granary").ok  # only words of the question
+    assert v.check("21,812").ok
+
+
+def test_an_answer_nobody_showed_is_never_verified(tools):
+    v = verifier(tools, "How many bushels did the Kestrel Bay granary store?", "grep -i granary")
+    verdict = v.check("21,813")
+    assert not verdict.ok and not verdict.citations and "21813" in verdict.missing
+
+
+def test_a_chain_is_linked_through_the_shared_entity(tools):
+    question = "Along which road was the grain of the Kestrel Bay granary carried?"
+    v = verifier(tools, question, "grep -i 'Kestrel Bay'")
+    first = v.check("the Tollgate Road")
+    assert not first.ok and "Tollgate Road" in first.missing
+    v = verifier(tools, question, "grep -i 'Kestrel Bay'", "grep -i 'Lucan Prideaux'")
+    verdict = v.check("the Tollgate Road")
+    assert verdict.ok and sorted(c.line for c in verdict.citations) == [4, 5]
+
+
+def test_several_values_need_a_citation_each(tools):
+    v = verifier(tools, "What are the special magic numbers for quiet-harbor-42 and wild-ember-17?",
+                 "grep magic")
+    assert v.profile.kind == "parts"
+    half = v.check("4817263")
+    assert not half.ok and "none cited for 'wild-ember-17'" in half.missing
+    assert v.check("4817263 and 7301122").ok
+
+
+def test_all_values_of_one_thing(tools):
+    question = "What are all the special magic numbers for quiet-harbor-42?"
+    v = verifier(tools, question, "grep -m 1 quiet-harbor-42")
+    assert not v.check("4817263").ok
+    v = verifier(tools, question, "grep -i -F quiet-harbor-42")
+    lacking = v.check("4817263")
+    assert not lacking.ok and "5550001" in lacking.missing
+    assert v.check("4817263, 5550001").ok
+
+
+def test_a_count_is_backed_by_the_lines_shown(tools):
+    question = "How many gale warnings did Pier 7 log?"
+    v = verifier(tools, question, "grep -m 1 'Pier 7'")
+    first = v.check("2")
+    assert not first.ok and first.step == "grep -i -F 'Pier 7'"
+    v = verifier(tools, question, "grep -i -F 'Pier 7'")
+    assert v.check("2").ok and not v.check("3").ok  # the fog warning at Pier 7 is not a gale warning
+
+
+def test_where_needs_the_enclosing_heading(write):
+    doc = write("n.txt", "CHAPTER I\nIt was a dark night.\n\nCHAPTER II\nThe letter was in the piano.\n")
+    tools = ToolRunner(DocumentStore.open([str(doc)]))
+    question = 'Which chapter holds the sentence "The letter was in the piano"?'
+    v = verifier(tools, question, "grep letter")
+    verdict = v.check("CHAPTER II")
+    assert not verdict.ok and verdict.step.startswith("grep -i -F -p")
+    v = verifier(tools, question, verdict.step)
+    assert v.check("CHAPTER II").ok and not v.check("CHAPTER I").ok
+
+
+def test_multiple_choice_checks_the_chosen_options_text(tools):
+    log = EvidenceLog()
+    obs = tools.run(parse("grep -i beds"))
+    log.add(obs.shown, obs.search)
+    profile = classify("How many beds did the Marlow Street hospital report?", [("A", "68,564"), ("B", "12,310")])
+    v = Verifier(profile, log)
+    assert v.check("B").ok and not v.check("A) 68,564").ok
+
+
+def test_open_questions_have_no_predicate(tools):
+    v = verifier(tools, "Summarize the report.", "grep -i warning")
+    verdict = v.check("Warnings at the piers.")
+    assert verdict.ok and not verdict.applies
+
+
+# --- in the loop --------------------------------------------------------------------------------------
+
+def test_a_look_alike_answer_is_sent_back_with_the_step_run_and_the_right_one_verified(tools):
+    model = ScriptedModel(["grep -i beds -m 1", 'answer "68,564"', 'answer "12,310"'])
+    trace = MemoryTrace()
+    result = SelectReader(model, tools, SilentDisplay(), trace).run(
+        "How many beds did the Marlow Street hospital report?")
+    assert (result.answer, result.final, result.verified) == ("12,310", True, True)
+    sent_back = model.calls[2]["messages"][-1]["content"]
+    assert "not accepted yet" in sent_back and "lcread ran `grep -i -F 'Marlow Street'`" in sent_back
+    assert "report.txt:3:The Marlow Street hospital reported 12,310 beds" in sent_back
+    assert trace.of("answer_unverified")[0]["answer"] == "68,564"
+    assert result.to_dict()["citations"][0] == {
+        "document": "report.txt", "line": 3, "chars": [0, 67],
+        "quote": "The Marlow Street hospital reported 12,310 beds in its last survey."}
+
+
+def test_lcread_runs_the_missing_step_and_accepts_the_answer_it_establishes(tools):
+    model = ScriptedModel(["grep -i 'Kestrel Bay'", 'answer "Tollgate Road"'])
+    trace = MemoryTrace()
+    result = SelectReader(model, tools, SilentDisplay(), trace).run(
+        "Along which road was the grain of the Kestrel Bay granary carried?")
+    assert result.verified and result.answer == "Tollgate Road" and len(model.calls) == 2
+    assert trace.of("check_step")[0]["command"] == "grep -i -F 'Tollgate Road'"
+    assert sorted(c.line for c in result.citations) == [4, 5]  # linked through Lucan Prideaux
+
+
+def test_a_pending_answer_is_accepted_as_soon_as_the_evidence_arrives(tools):
+    model = ScriptedModel(["grep -m 1 quiet-harbor-42", 'answer "4817263, 5550001"', "grep quiet-harbor-42"])
+    trace = MemoryTrace()
+    result = SelectReader(model, tools, SilentDisplay(), trace).run(
+        "What are all the special magic numbers for quiet-harbor-42?")
+    assert result.verified and result.answer == "4817263, 5550001" and len(model.calls) == 3
+    assert trace.of("answer_verified_later")
+
+
+def test_refusals_are_bounded_and_the_run_ends_unverified(tools):
+    model = ScriptedModel(["grep -i beds -m 1"] + ['answer "68,564"'] * 3)
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), SelectConfig(max_refusals=2)).run(
+        "How many beds did the Marlow Street hospital report?")
+    assert not result.final and result.verified is False and result.reason.startswith("sufficiency limit")
+    assert result.missing and "Marlow Street" in result.missing
+
+
+def test_without_sufficiency_any_answer_is_accepted_and_reported_unverified(tools):
+    model = ScriptedModel(["grep -i beds -m 1", 'answer "68,564"'])
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), SelectConfig(sufficiency=False)).run(
+        "How many beds did the Marlow Street hospital report?")
+    assert (result.answer, result.final, result.verified) == ("68,564", True, False)
