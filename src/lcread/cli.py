@@ -195,8 +195,10 @@ def batch(
 
 @app.command()
 def bench(
-    suites: Annotated[str, typer.Option(help="Comma-separated: niah, qa, vt, mc.")] = "niah,qa",
-    modes: Annotated[str, typer.Option(help="Comma-separated: select, sac, acs, full-context.")] = "select,sac,acs,full-context",
+    suites: Annotated[str, typer.Option(help="Comma-separated: niah, qa, vt, mc, count, where.")] = "niah,qa",
+    modes: Annotated[str, typer.Option(help="Comma-separated: select, sac, acs, full-context; select:unchecked and "
+                                            "sac:unchecked run without the sufficiency check (--no-sufficiency).")]
+    = "select,sac,acs,full-context",
     stops: Annotated[str, typer.Option(help="acs stopping policies to replay: acs, full, random, verbalized, end.")] = "acs,full,random,verbalized,end",
     tasks: Annotated[int, typer.Option(min=1, help="Tasks per suite.")] = 10,
     lengths: Annotated[str, typer.Option(help="Comma-separated document lengths in characters.")] = "16000,64000",
@@ -212,7 +214,7 @@ def bench(
 
     from rich.console import Console
 
-    from lcread.bench.report import bench_plot, bench_summary, bench_table
+    from lcread.bench.report import bench_plot, bench_summary, bench_table, grounding_summary, grounding_table
     from lcread.bench.runner import MODES, STOPS, SUITES, make_tasks, run_bench
     from lcread.config import AcsConfig, ModelConfig, env_model
     from lcread.models import get_model
@@ -244,12 +246,15 @@ def bench(
         rows = run_bench(generated, llm, picked["modes"], picked["stops"], config, trace, seed, show)
     finally:
         trace.close()
-    summary = bench_summary(rows)
+    summary, grounding = bench_summary(rows), grounding_summary(rows)
     (out / "results.json").write_text(_json.dumps({"settings": {**picked, "tasks_per_suite": tasks, "lengths": sizes,
                                                                 "seed": seed, "model": llm.name},
-                                                   "summary": summary, "rows": rows}, indent=1, default=str))
+                                                   "summary": summary, "grounding": grounding, "rows": rows},
+                                                  indent=1, default=str))
     bench_plot(summary, out / "report.png")
     Console(width=170).print(bench_table(summary))
+    if grounding:
+        Console(width=170).print(grounding_table(grounding))
     console.print(f"results: {out / 'results.json'} · plot: {out / 'report.png'}")
 
 

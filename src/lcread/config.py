@@ -46,7 +46,7 @@ class SelectConfig(_Config):
     answer, still reporting whether it is verified)."""
     max_refusals: int = Field(3, ge=0)
     """Answers sent back for missing evidence before the run ends with its best answer, unverified."""
-    steps_after_refusal: int = Field(6, ge=1)
+    steps_after_refusal: int = Field(8, ge=1)
     """Commands allowed after the first answer sent back, before the run ends unverified."""
 
     def fitted(self, window: int | None) -> "SelectConfig":

@@ -32,7 +32,8 @@ class CommandLoop:
         self.format_errors = self.repeats = 0
         self.refused_unread = 0
         self.evidence = EvidenceLog()
-        self.verifier = Verifier(classify(question, parse_options(question)[1]), self.evidence, self.tools.count)
+        asked, options = parse_options(question)
+        self.verifier = Verifier(classify(asked, options), self.evidence, self.tools.count)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.begin(question)
@@ -93,8 +94,10 @@ class CommandLoop:
         verdict = self.verifier.check(command.answer)
         if verdict.ok or not self.config.sufficiency:
             raise Submitted(command.answer, verdict)
+        progress = self.pending is not None and \
+            set(self.verifier.atoms(command.answer)) > set(self.verifier.atoms(self.pending[0]))
         self.pending = (command.answer, verdict)
-        self.refusals += 1
+        self.refusals += 0 if progress else 1  # an answer that grows (a chain, more values) is progress
         self.refused_at = self.refused_at or self.stats.steps
         self.trace.event("answer_unverified", step=self.stats.steps, answer=command.answer, missing=verdict.missing,
                          next=verdict.step)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 
 from rich.console import Console
@@ -79,6 +80,54 @@ def bench_summary(rows: list[dict]) -> list[dict]:
                          capture=savings_capture(outs, refs), regret=accuracy_regret(outs, refs))
         out.append(entry)
     return out
+
+
+def grounding_summary(rows: list[dict]) -> list[dict]:
+    """Per suite and command mode: accuracy, the share verified, the accuracy of verified answers
+    (precision) and of unverified ones, median tokens, and which requirement was last missing."""
+    out = []
+    runs = [r for r in rows if r.get("error") is None and "verified" in r and not r["mode"].startswith("acs")]
+    for suite in dict.fromkeys(r["suite"] for r in runs):
+        for mode in dict.fromkeys(r["mode"] for r in runs):
+            group = [r for r in runs if r["suite"] == suite and r["mode"] == mode]
+            if not group:
+                continue
+            verified = [r for r in group if r["verified"]]
+            unverified = [r for r in group if not r["verified"]]
+            missing: dict[str, int] = {}
+            for r in unverified:
+                key = missing_kind(r.get("missing"))
+                missing[key] = missing.get(key, 0) + 1
+            out.append({"suite": suite, "mode": mode, "tasks": len(group),
+                        "accuracy": sum(r["correct"] for r in group) / len(group),
+                        "verified": len(verified) / len(group),
+                        "precision": sum(r["correct"] for r in verified) / len(verified) if verified else None,
+                        "unverified_accuracy": sum(r["correct"] for r in unverified) / len(unverified)
+                        if unverified else None,
+                        "median_tokens": statistics.median(r.get("total_tokens") or 0 for r in group),
+                        "missing": dict(sorted(missing.items(), key=lambda kv: -kv[1]))})
+    return out
+
+
+def missing_kind(text: str | None) -> str:
+    """A missing requirement without its particulars (quoted names and numbers), for counting."""
+    if not text:
+        return "none"
+    return re.sub(r"'[^']*'|\"[^\"]*\"|\d[\d,]*", "…", text)[:70]
+
+
+def grounding_table(summary: list[dict]) -> Table:
+    table = Table(title="grounding: answers verified, and how often verified answers are right")
+    for col in ("suite", "mode", "tasks", "accuracy", "verified", "precision", "unverified acc.",
+                "median tokens", "last missing (most common)"):
+        table.add_column(col, justify="left" if col.startswith(("suite", "mode", "last")) else "right")
+    for s in summary:
+        top = next(iter(s["missing"].items()), None)
+        table.add_row(s["suite"], s["mode"], str(s["tasks"]), f"{s['accuracy']:.2f}", f"{s['verified']:.0%}",
+                      "-" if s["precision"] is None else f"{s['precision']:.2f}",
+                      "-" if s["unverified_accuracy"] is None else f"{s['unverified_accuracy']:.2f}",
+                      f"{s['median_tokens']:,.0f}", f"{top[1]}× {top[0]}" if top else "")
+    return table
 
 
 def bench_table(summary: list[dict]) -> Table:

@@ -15,8 +15,8 @@ from lcread.grounding.question import parse_options
 from lcread.acs.reader import FoldReader
 from lcread.acs.replay import oracle_tokens, record, replay
 from lcread.bench.corpus import austen_text
-from lcread.bench.suites import NIAH_KINDS, Task, hotpot_data, mc, niah, qa, score, vt
-from lcread.config import AcsConfig
+from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, score, vt, where
+from lcread.config import AcsConfig, SelectConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
@@ -24,15 +24,16 @@ from lcread.models import Model
 from lcread.run import Settings, answer
 from lcread.trace import Trace
 
-SUITES = ("niah", "qa", "vt", "mc")
-MODES = ("select", "sac", "acs", "full-context")
+SUITES = ("niah", "qa", "vt", "mc", "count", "where")
+MODES = ("select", "sac", "acs", "full-context", "select:unchecked", "sac:unchecked")
+"""`:unchecked` runs the mode with --no-sufficiency: answers accepted as given (still checked and reported)."""
 STOPS = ("acs", "full", "random", "verbalized", "end")
 
 
 def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int, folder: Path) -> list[Task]:
     """`per_suite` tasks of each suite, lengths cycled and depths spread evenly; deterministic for a seed."""
     rng = random.Random(seed)
-    haystack = austen_text() if {"niah", "vt", "mc"} & set(suites) else ""
+    haystack = austen_text() if {"niah", "vt", "mc", "count", "where"} & set(suites) else ""
     data = hotpot_data() if "qa" in suites else []
     tasks = []
     for suite in suites:
@@ -44,6 +45,8 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
                 tasks.append(mc(haystack, chars, depth, rng, folder, tid))
             elif suite == "vt":
                 tasks.append(vt(haystack, chars, 4, rng, folder, tid))
+            elif suite in ("count", "where"):
+                tasks.append({"count": count, "where": where}[suite](haystack, chars, depth, rng, folder, tid))
             elif suite == "qa":
                 tasks.append(qa(data, chars, rng, folder, tid))
             else:
@@ -84,10 +87,12 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
         if mode == "full-context":
             out = full_context(model, task)
             rows.append({**base, "mode": mode, **out, "correct": score(task, out["answer"])})
-        elif mode in ("select", "sac"):
+        elif mode.split(":")[0] in ("select", "sac"):
             started = time.monotonic()
+            settings = Settings(mode=mode.split(":")[0],
+                                select=SelectConfig(sufficiency=not mode.endswith(":unchecked")))
             with DocumentStore.open([task.path]) as store:
-                result = answer(model, store, question, Settings(mode=mode), SilentDisplay(), trace)
+                result = answer(model, store, question, settings, SilentDisplay(), trace)
             rows.append({**base, **result.to_dict(), "mode": mode, "error": None,
                          "correct": score(task, result.answer), "wall_time": round(time.monotonic() - started, 3)})
         elif mode == "acs":

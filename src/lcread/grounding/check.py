@@ -90,7 +90,7 @@ class Verifier:
                                                                           kind_ok=False)
         own = [w for w in re.split(r"[^a-z0-9]+", low) if w and w not in STOPWORDS]
         asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
-        if own and all(w in asked for w in own) and p.kind != "where":
+        if own and all(w in asked for w in own) and p.kind != "choice":
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
                            step=self._term_step(), kind_ok=False)
         kind = p.answer_type
@@ -167,31 +167,56 @@ class Verifier:
 
     def _list(self, answer, atoms, found) -> Verdict:
         items = [a for a in atoms if found.get(a)]
-        anchors = [s for s in self.log.sentences() if self._carries(s, bridges=False) is not None]
-        linked, reached = [], set()
-        frontier = list(anchors)
-        while frontier:
-            s = frontier.pop()
-            for item in items:
-                if item not in reached and has(s.norm, item):
-                    reached.add(item)
-                    linked.append(s)
-                    frontier += [x for x in found[item] if x not in linked]
-        unlinked = [i for i in items if i not in reached]
-        if unlinked:
-            return Verdict(False, [cite(s) for s in linked], missing=f"no chain of shown lines links {unlinked[0]!r} "
-                           "to the question's terms", step=_grep(unlinked[0]))
         if not items:
             return self._unlinked(atoms[0], found)
+        component = self._component()
+        unlinked = [i for i in items if not any(has(s.norm, i) for s in component)]
+        cited = [cite(s) for s in component if any(has(s.norm, i) for i in items)]
+        if unlinked:
+            return Verdict(False, cited, missing=f"no chain of shown lines links {unlinked[0]!r} to the "
+                           "question's terms", step=_grep(unlinked[0]))
         for item in items:  # completeness: each item's own lines searched, nothing linked left out
             if self.log.searched(item) is None:
-                return Verdict(False, [cite(s) for s in linked], missing=f"lines that mention {item!r} have not "
-                               "all been searched; more items may link to it", step=_grep(item, word=True))
-        more = self._unlisted(items, linked)
+                return Verdict(False, cited, missing=f"lines that mention {item!r} have not all been searched; "
+                               "more items may link to it", step=_grep(item, word=True))
+        more = self._unlisted(items, component)
         if more:
-            return Verdict(False, [cite(s) for s in linked], missing=f"shown lines link {more!r} to the answer's "
-                           "items, and the answer lacks it", step=_grep(more, word=True))
-        return Verdict(True, [cite(s) for s in linked])
+            return Verdict(False, cited, missing=f"shown lines link {more!r} to the answer's items, and the "
+                           "answer lacks it", step=_grep(more, word=True))
+        return Verdict(True, cited)
+
+    def _component(self) -> list[Sentence]:
+        """The shown sentences that carry the question's terms, and every sentence linked to them through a
+        shared name (not boilerplate), transitively: the chain a list answer is drawn from."""
+        sentences = self.log.sentences()
+        inside = [s for s in sentences if self._carries(s, bridges=False) is not None]
+        names = set().union(*(self._entities(s) for s in inside)) if inside else set()
+        names = {n for n in names if self._uses(n) <= MAX_BRIDGE_USES}
+        grew = True
+        while grew:
+            grew = False
+            for s in sentences:
+                if s in inside:
+                    continue
+                mine = {e for e in self._entities(s) if self._uses(e) <= MAX_BRIDGE_USES}
+                if mine & names:
+                    inside.append(s)
+                    names |= mine
+                    grew = True
+        return inside
+
+    def _counts(self) -> list[str]:
+        """What a complete search lets one count: the lines with the question's place or name, and those of
+        them that also name what is counted."""
+        term = self._main_term()
+        search = self.log.searched(term) if term else None
+        if search is None:
+            return []
+        rows = {(s.doc, s.line): s for s in self.log.sentences()
+                if (s.doc, s.line) in set(search.lines) and has(s.context, term)}
+        needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
+        both = [s for s in rows.values() if all(has(s.context, t) or _prefix(stem(t), s.context) for t in needs)]
+        return list(dict.fromkeys([str(len(both)), str(len(rows))]))
 
     def _count(self, answer, atoms, found) -> Verdict:
         numbers = [int(a) for a in atoms if a.isdigit()]
@@ -202,7 +227,7 @@ class Verifier:
         if search is None:
             return Verdict(False, missing=f"a count needs every line with {term!r} shown", step=_grep(term))
         needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
-        rows = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines)
+        rows = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines) and has(s.context, term)
                 and all(has(s.context, t) or _prefix(stem(t), s.context) for t in needs if t.lower() != term.lower())]
         lines = {(s.doc, s.line): s for s in rows}
         counted = [c for c in self.log.searches if c.counted and c.matches in numbers
@@ -220,20 +245,21 @@ class Verifier:
                        f"{numbers[0]}", step=None)
 
     def _where(self, answer, atoms, found) -> Verdict:
-        quote = norm(self.profile.quote or "")
-        fragment = quote[:60]
-        hits = [s for s in self.log.sentences() if fragment and fragment in s.norm]
-        placed = [s for s in hits if s.section]
+        fragment = norm(self.profile.quote or "")[:40]
+        hits = [p for p in self.log.pieces if p.kind != "heading" and fragment and fragment in norm(p.text)]
+        placed = [p for p in hits if p.section]
+        quoted = [Citation(p.doc, p.line, p.start, p.start + len(p.text), p.text) for p in hits]
         if not placed:
-            return Verdict(False, [cite(s) for s in hits], missing="the section holding the quoted text has not "
-                           "been shown", step=_grep(self.profile.quote[:60], with_section=True))
+            return Verdict(False, quoted, missing="the section holding the quoted text has not been shown",
+                           step=_grep(self.profile.quote[:60], with_section=True))
         want = norm(answer)
-        for s in placed:
-            section = norm(s.section)
-            if want and (has(section, want) or all(has(section, a) for a in atoms)):
-                return Verdict(True, [cite(s)])
-        return Verdict(False, [cite(s) for s in placed], missing=f"the quoted text sits under {placed[0].section!r}, "
-                       f"which the answer does not name")
+        for p in placed:
+            section = norm(p.section[1])
+            if want and (has(section, want) or atoms and all(has(section, a) for a in atoms)):
+                heading = Citation(p.doc, p.section[0], 0, len(p.section[1]), p.section[1])
+                return Verdict(True, [heading, *[q for q in quoted if q.line == p.line]])
+        return Verdict(False, quoted, missing=f"the quoted text sits under {placed[0].section[1]!r}, "
+                       "which the answer does not name")
 
     # --- helpers --------------------------------------------------------------------------------------
 
@@ -320,6 +346,8 @@ class Verifier:
         return [_THOUSANDS(m) for m in _NUMBER.findall(text)]
 
     def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
+        """A name shaped like the answer's items, in the linked sentences but not in the answer (names found
+        in every linked sentence are the text's boilerplate, not items)."""
         shape = _shape(items[0])
         asked = {t.lower() for t in self.profile.terms} | {i.lower() for i in items}
         counts: dict[str, int] = {}
@@ -327,7 +355,7 @@ class Verifier:
             for token in set(re.findall(r"[A-Za-z_][\w-]*", s.text)):
                 if _shape(token) == shape and token.lower() not in asked and token.lower() not in STOPWORDS:
                     counts[token] = counts.get(token, 0) + 1
-        extra = [t for t, n in counts.items() if n < len(linked) or len(linked) == 1]
+        extra = [t for t, n in counts.items() if n < len(linked)]
         return extra[0] if extra and len(linked) > 1 else None
 
     def _main_term(self) -> str | None:
@@ -357,22 +385,29 @@ class Verifier:
         answer can be. Numbers and dates always; names and other text only after an answer was sent back
         (the embedded model's answer grammar is then limited to these)."""
         kind = self.profile.answer_type
-        if self.profile.kind in ("count", "where", "summary", "yesno", "choice"):
+        if self.profile.kind == "count":
+            return self._counts() if after_refusal else []
+        if self.profile.kind in ("where", "summary", "yesno", "choice"):
             return []
         if kind not in ("number", "date") and not after_refusal:
             return []
         asked = set(re.split(r"[^a-z0-9]+", self.profile.question.lower()))
         terms = {norm(t) for t in self.profile.terms}
         out: list[str] = []
-        for s in self.log.sentences():
-            if self._carries(s) is None:
-                continue
+        if self.profile.kind == "list":
+            pool = self._component()
+        elif self.profile.kind == "parts":
+            pool = [s for s in self.log.sentences() if any(has(s.context, part) for part in self.profile.parts)]
+        else:
+            pool = [s for s in self.log.sentences() if self._carries(s) is not None]
+        for s in pool:
             if kind in ("number", "date"):
                 pattern = _DATE if kind == "date" else _NUMBER
                 out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
             else:
-                out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms and not _NUMBER.fullmatch(e)
-                        and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked and '"' not in e]
+                out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
+                        and not _NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
+                        and '"' not in e and self._uses(e) <= max(MAX_BRIDGE_USES, 2 * len(pool) // 3)]
         return list(dict.fromkeys(out))[:24]
 
 

@@ -78,7 +78,7 @@ class EvidenceLog:
 
     def add(self, shown: list[Shown], search: Search | None = None) -> None:
         for piece in shown:
-            key = (piece.doc, piece.line, piece.start, piece.text)
+            key = (piece.doc, piece.line, piece.start, piece.text, piece.section)
             if key not in self._seen:
                 self._seen.add(key)
                 self.pieces.append(piece)

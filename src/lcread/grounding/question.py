@@ -119,7 +119,12 @@ def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list
     capitalised names (with a number that follows, as in "Pier 7"), and numbers. A dotted name counts by
     its last part (HTTPStatus.IM_A_TEAPOT by IM_A_TEAPOT) unless `whole`."""
     terms: list[str] = list(quotes)
-    words = _TOKEN.findall(q)
+    found = list(_TOKEN.finditer(q))
+    words = [m.group(0) for m in found]
+
+    def joined(i: int) -> bool:  # the next word follows after spaces only (not across punctuation)
+        return q[found[i].end():found[i + 1].start()].strip() == ""
+
     i = 0
     while i < len(words):
         w = words[i]
@@ -131,8 +136,8 @@ def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list
             terms.append(w.rsplit(".", 1)[-1] if dotted else w)
         elif w[0].isupper() and w.lower() not in STOPWORDS and not (w.isupper() and w.isalpha() and len(w) <= 5):
             phrase = [w]
-            while i + 1 < len(words) and (words[i + 1][0].isupper() or
-                                          (words[i + 1].isdigit() and len(words[i + 1]) < 4)):
+            while i + 1 < len(words) and joined(i) and (words[i + 1][0].isupper() or
+                                                         (words[i + 1].isdigit() and len(words[i + 1]) < 4)):
                 i += 1
                 phrase.append(words[i])
             terms.append(" ".join(phrase))
