@@ -224,11 +224,12 @@ def test_lcread_runs_the_missing_step_and_accepts_the_answer_it_establishes(tool
 
 
 def test_a_pending_answer_is_accepted_as_soon_as_the_evidence_arrives(tools):
-    model = ScriptedModel(["grep -m 1 quiet-harbor-42", 'answer "4817263, 5550001"', "grep quiet-harbor-42"])
+    model = ScriptedModel(["grep -m 1 quiet-harbor-42", 'answer "4817263, 5550001"'])
     trace = MemoryTrace()
     result = SelectReader(model, tools, SilentDisplay(), trace).run(
         "What are all the special magic numbers for quiet-harbor-42?")
-    assert result.verified and result.answer == "4817263, 5550001" and len(model.calls) == 3
+    assert result.verified and result.answer == "4817263, 5550001" and len(model.calls) == 2
+    assert trace.of("check_step")[0]["command"] == "grep -i -F quiet-harbor-42"  # the term, searched in full
     assert trace.of("answer_verified_later")
 
 

@@ -75,7 +75,9 @@ class CommandLoop:
         if not self.model.supports_grammar:
             return None
         candidates = self.verifier.candidates(after_refusal=self.pending is not None)
-        return prompts.command_grammar(self.names, candidates, self.answer_kind())
+        keep = self.verifier.linked_items(self.pending[0]) if self.pending else []
+        return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
+                                       [k for k in keep if k in candidates], self.verifier.slots())
 
     def answer_kind(self) -> str | None:
         profile = self.verifier.profile

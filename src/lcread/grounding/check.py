@@ -60,8 +60,9 @@ class Verifier:
                  for a in atoms}
         absent = [a for a, where in found.items() if not where]
         if absent and p.kind not in ("where", "count"):
+            unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
             return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
-                           step=_grep(absent[0]))
+                           step=_grep(unsearched[0] if unsearched else absent[0]))
         route = getattr(self, f"_{p.kind}", self._lookup)
         return route(answer, atoms, found)
 
@@ -348,7 +349,9 @@ class Verifier:
     def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
         """A name shaped like the answer's items, in the linked sentences but not in the answer (names found
         in every linked sentence are the text's boilerplate, not items)."""
-        shape = _shape(items[0])
+        spelled = next((m.group(0) for s in linked for m in [re.search(re.escape(items[0]), s.text, re.I)] if m),
+                       items[0])
+        shape = _shape(spelled)
         asked = {t.lower() for t in self.profile.terms} | {i.lower() for i in items}
         counts: dict[str, int] = {}
         for s in linked:
@@ -374,6 +377,44 @@ class Verifier:
         counts = {k: self.counter(k) for k in words}
         found = [k for k in words if counts[k]]
         return min(found, key=lambda k: counts[k]) if found else words[0]
+
+    def linked_items(self, answer: str) -> list[str]:
+        """The items of a list answer that the chain of shown lines already links to the question."""
+        if self.profile.kind != "list":
+            return []
+        component = self._component()
+        atoms = self.atoms(_LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
+        return [a for a in atoms if any(has(s.norm, a) for s in component)]
+
+    def slots(self) -> list[list[str]] | None:
+        """For several parts asked together, the values shown with each part, part by part."""
+        p = self.profile
+        if p.kind != "parts" or p.answer_type not in ("number", "date"):
+            return None
+        pattern = _DATE if p.answer_type == "date" else _NUMBER
+        out = []
+        for part in p.parts:
+            values = []
+            for s in self.log.sentences():
+                if has(s.context, part):
+                    text = s.text
+                    for term in sorted(p.terms, key=len, reverse=True):
+                        text = re.sub(re.escape(term), " ", text, flags=re.I)
+                    values += [m.group(0) for m in pattern.finditer(text)]
+            out.append(list(dict.fromkeys(values))[:12])
+        return out if all(out) else None
+
+    def expected_count(self) -> int | None:
+        """How many values a several-value answer must hold, when the evidence says: one per part asked
+        for, or every value a complete search for the term showed."""
+        p = self.profile
+        if p.kind == "parts":
+            return len(p.parts)
+        term = self._main_term() if p.kind == "all" else None
+        if term and self.log.searched(term) is not None:
+            values = {v for s in self.log.sentences() if has(s.context, term) for v in self._values(s.text)}
+            return len(values) or None
+        return None
 
     def locate(self, answer: str) -> list[Citation]:
         """Shown sentences holding any part of the answer (for an answer that is not verified)."""

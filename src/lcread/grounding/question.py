@@ -12,7 +12,8 @@ must what which who whom whose when where why how that this these those there he
 their he she his her him we our you your i me my as if then than so such any all each every some many much
 more most other another same own only just also very both either neither per via one ones thing things
 give gives given tell say said says name named called mentioned listed appear appears appeared
-number numbers value values""".split())
+number numbers value values along across after before during between since until among within without
+behind beyond near upon onto toward towards against""".split())
 
 NUMBER_WORDS = {w: i for i, w in enumerate(("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty")

@@ -33,16 +33,28 @@ _KIND_ANSWERS = {
 }
 
 
-def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind: str | None = None) -> str:
+def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind: str | None = None,
+                    count: int | None = None, keep: list[str] | None = None,
+                    slots: list[list[str]] | None = None) -> str:
     """The GBNF grammar of one command, with the document names as the only valid paths. With `answers`,
     an answer can only be one of them (or several, comma-separated, when `kind` starts with many-); with
-    only a kind (number, date), an answer must at least hold a digit."""
+    only a kind (number, date), an answer must at least hold a digit. `count` fixes how many values a
+    several-value answer holds (one per part asked for); `keep` are items a several-value answer must
+    start with (the grounded part of an answer sent back), so that an answer can only grow; `slots` give
+    the values each part of a several-part answer may take, in order."""
     docs = " | ".join(_literal(n) for n in doc_names)
     grammar = template("commands.gbnf").replace("@DOCS@", docs)
     base = (kind or "").removeprefix("many-")
-    if answers:
+    if slots and all(slots):  # one value per part, in the order the parts were asked
+        body = ' ", " '.join("(" + " | ".join(_literal(a) for a in slot) + ")" for slot in slots)
+    elif answers:
         one = "(" + " | ".join(_literal(a) for a in answers) + ")"
-        body = f'{one} (", " {one}){{0,7}}' if (kind or "").startswith("many-") else one
+        more = f"{{{count - 1}}}" if count and count > 1 else "{0,7}"
+        body = f'{one} (", " {one}){more}' if (kind or "").startswith("many-") else one
+        rest = [a for a in answers if a not in (keep or [])]
+        if keep and rest and (kind or "").startswith("many-") and not count:
+            other = "(" + " | ".join(_literal(a) for a in rest) + ")"
+            body = _literal(", ".join(keep) + ", ") + f' {other} (", " {other}){{0,6}}'
     elif base in _KIND_ANSWERS:
         body = "(" + _KIND_ANSWERS[base] + ")"
     else:
