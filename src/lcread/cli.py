@@ -97,11 +97,10 @@ def ask(
     model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base)
     display = SilentDisplay() if (quiet or json_out) else RichDisplay()
     with DocumentStore.open(inputs) as store:
-        warnings = [f"{d.name}: bytes that are not valid UTF-8 were replaced with U+FFFD"
-                    for d in store.docs if d.replaced]
+        warnings = store.warnings
         for w in warnings:
             if not json_out:
-                typer.echo(f"lcread: warning: {w}", err=True)
+                typer.echo(f"lcread: warning: {clean(w)}", err=True)
         run_trace = JsonlTrace(trace) if trace else NullTrace()
         try:
             from lcread.models import get_model

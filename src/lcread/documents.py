@@ -11,6 +11,7 @@ import bisect
 import codecs
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -71,6 +72,8 @@ class Document:
             raise LcreadError(f"cannot read {label}: permission denied") from None
         except IsADirectoryError:
             raise LcreadError(f"{label} is a folder where a file was expected") from None
+        except OSError as e:
+            raise LcreadError(f"cannot read {label}: {(e.strerror or str(e)).lower()}") from None
         if not doc.replaced:
             try:
                 decoder.decode(b"", final=True)
@@ -174,40 +177,48 @@ def _decode(data: bytes) -> str:
 class DocumentStore:
     """The documents of one run; the only paths the model can see."""
 
-    def __init__(self, docs: list[Document], spooled: list[Path] | None = None):
+    def __init__(self, docs: list[Document], spooled: list[Path] | None = None, warnings: list[str] | None = None):
         self.docs = docs
         self.by_name = {d.name: d for d in docs}
         self._spooled = spooled or []
+        self.warnings = warnings or []
+        """What the user should know about the inputs (skipped files, replaced bytes, converted encodings)."""
 
     @classmethod
     def open(cls, inputs: list[str], stdin: BinaryIO | None = None) -> "DocumentStore":
-        """Index the given files, folders and `-` (stdin, spooled to a temporary file first)."""
+        """Index the given files, folders and `-` (stdin); pipes are spooled to temporary files first, and
+        UTF-16/32 or CR-only text is converted to UTF-8 with LF line ends."""
         if not inputs:
             raise LcreadError("no input given: name a file, a folder, or - for stdin")
         found: list[tuple[Path, str, str]] = []  # (path, display label, name hint)
         spooled: list[Path] = []
+        warnings: list[str] = []
         try:
             for item in inputs:
                 if item == "-":
-                    path = _spool(stdin if stdin is not None else sys.stdin.buffer)
-                    spooled.append(path)
-                    found.append((path, "stdin", "stdin"))
+                    stream = stdin if stdin is not None else sys.stdin.buffer
+                    if stdin is None and sys.stdin.isatty():
+                        raise LcreadError('stdin is a terminal: pipe text in, e.g. cat app.log | lcread ask - "..."')
+                    found.append((_keep(spooled, _spool(stream)), "stdin", "stdin"))
                 else:
-                    found.extend(_expand(Path(item)))
+                    found.extend(_expand(Path(item), spooled, warnings))
             names = _unique_names([hint for _, _, hint in found])
             docs = []
             for (path, label, _), name in zip(found, names):
+                path = _normalise_text(path, label, spooled, warnings)
                 doc = Document.index(name, path, label)
                 if doc.size == 0:
                     if label == "stdin":
                         raise LcreadError('stdin is empty: pipe text in, e.g. cat app.log | lcread ask - "..."')
                     raise LcreadError(f"{label} is empty: there is nothing to read")
+                if doc.replaced:
+                    warnings.append(f"{name}: bytes that are not valid UTF-8 were replaced with U+FFFD")
                 docs.append(doc)
         except BaseException:
             for p in spooled:
                 p.unlink(missing_ok=True)
             raise
-        return cls(docs, spooled)
+        return cls(docs, spooled, warnings)
 
     def get(self, name: str) -> Document:
         doc = self.by_name.get(name) or self.by_name.get(name.strip("'\"").removeprefix("./"))
@@ -215,9 +226,31 @@ class DocumentStore:
             raise KeyError(name)
         return doc
 
+    LISTED = 60
+    """Documents listed one by one; more are summarised (ls pages through them)."""
+
     def listing(self) -> str:
-        """One line per document: name, lines, bytes."""
-        return "\n".join(f"{d.name}  ({d.lines:,} lines, {d.size:,} characters)" for d in self.docs)
+        """One line per document (name, lines, characters); a long list is summarised."""
+        if len(self.docs) <= self.LISTED:
+            return "\n".join(_row(d) for d in self.docs)
+        folders: dict[str, int] = {}
+        for d in self.docs:
+            top = d.name.split("/")[1] if d.name.count("/") >= 2 else d.name.split("/")[0]
+            folders[top] = folders.get(top, 0) + 1
+        biggest = sorted(self.docs, key=lambda d: -d.size)[:10]
+        lines = [f"{len(self.docs):,} documents, {sum(d.size for d in self.docs):,} characters; "
+                 f"list them with: ls PAGE (1 to {self.pages()})",
+                 "by folder: " + ", ".join(f"{k} ({v:,})" for k, v in sorted(folders.items(), key=lambda kv: -kv[1])[:12]),
+                 "largest:"] + [f"  {_row(d)}" for d in biggest]
+        return "\n".join(lines)
+
+    def pages(self, size: int = 200) -> int:
+        return max(1, -(-len(self.docs) // size))
+
+    def page(self, number: int, size: int = 200) -> str:
+        chosen = self.docs[(number - 1) * size: number * size]
+        head = f"documents {(number - 1) * size + 1:,}-{(number - 1) * size + len(chosen):,} of {len(self.docs):,}"
+        return "\n".join([head] + [_row(d) for d in chosen]) if chosen else f"no page {number}: 1 to {self.pages()}"
 
     def close(self) -> None:
         for p in self._spooled:
@@ -231,41 +264,144 @@ class DocumentStore:
         self.close()
 
 
-def _spool(stream: BinaryIO) -> Path:
+def _row(d: Document) -> str:
+    return f"{d.name}  ({d.lines:,} lines, {d.size:,} characters)"
+
+
+def _keep(spooled: list[Path], path: Path) -> Path:
+    spooled.append(path)
+    return path
+
+
+def _spool(stream: BinaryIO, transform=None) -> Path:
     fd, name = tempfile.mkstemp(prefix="lcread-stdin-", suffix=".txt")
-    with os.fdopen(fd, "wb") as out:
-        shutil.copyfileobj(stream, out, BLOCK)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            if transform is None:
+                shutil.copyfileobj(stream, out, BLOCK)
+            else:
+                for piece in transform(stream):
+                    out.write(piece)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
     return Path(name)
 
 
-def _expand(path: Path) -> list[tuple[Path, str, str]]:
-    """A file as itself; a folder as every text file under it (hidden entries skipped)."""
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+         (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def _normalise_text(path: Path, label: str, spooled: list[Path], warnings: list[str]) -> Path:
+    """UTF-16/32 text (with a byte-order mark) and text whose lines end in a lone CR, as UTF-8 with LF."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(BLOCK)
+    except OSError:
+        return path  # indexing says what is wrong
+    encoding = next((enc for bom, enc in _BOMS if head.startswith(bom)), None)
+    if encoding is None and not (b"\r" in head and b"\n" not in head):
+        return path
+
+    def convert(stream):
+        decoder = codecs.getincrementaldecoder(encoding or "utf-8")("replace")
+        while block := stream.read(BLOCK):
+            text = decoder.decode(block)
+            yield (text.replace("\r\n", "\n").replace("\r", "\n") if encoding is None or "\r" in text
+                   else text).encode("utf-8")
+        yield decoder.decode(b"", final=True).encode("utf-8")
+
+    with open(path, "rb") as f:
+        out = _keep(spooled, _spool(f, convert))
+    warnings.append(f"{label}: read as {encoding.upper()} text" if encoding else f"{label}: lines end in CR; read as LF")
+    return out
+
+
+def _expand(path: Path, spooled: list[Path], warnings: list[str]) -> list[tuple[Path, str, str]]:
+    """A file as itself (a pipe spooled first); a folder as every text file under it. Inside a folder,
+    hidden entries, links, binary and unreadable files are skipped, and the user is told what was."""
     if not os.path.lexists(path):
-        raise LcreadError(f"no such file or folder: {path}")
+        raise LcreadError(f"no such file or folder: {path}" + (" (a pattern that matched nothing?)"
+                                                               if any(c in str(path) for c in "*?[") else ""))
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise LcreadError(f"cannot read {path}: {e.strerror.lower()}") from None
+    if stat.S_ISFIFO(mode):
+        return [(_keep(spooled, _read_pipe(path)), str(path), path.name if path.name.isalnum() else "pipe")]
+    if stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "a socket" if stat.S_ISSOCK(mode) else "a device"
+        raise LcreadError(f"{path} is {kind}, not a file: give lcread files, folders, or - for stdin")
     if not os.access(path, os.R_OK):
         raise LcreadError(f"cannot read {path}: permission denied")
     if not path.is_dir():
         return [(path, str(path), path.name)]
-    out = []
-    for root, dirs, files in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+    out, skipped = [], {}
+    for root, dirs, files in os.walk(path, onerror=lambda e: _skip(skipped, "unreadable", e.filename)):
+        for d in [d for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d))]:
+            _skip(skipped, "links", os.path.join(root, d))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not os.path.islink(os.path.join(root, d)))
         for fname in sorted(files):
             p = Path(root) / fname
-            if fname.startswith(".") or not p.is_file() or not _looks_text(p):
+            reason = _why_skip(p) if not fname.startswith(".") else "hidden"
+            if reason:
+                _skip(skipped, reason, str(p))
                 continue
             out.append((p, str(p), str(Path(path.resolve().name) / p.relative_to(path))))
+    told = {k: v for k, v in skipped.items() if k != "hidden"}
+    if told:
+        warnings.append(f"{path}: skipped " + "; ".join(
+            f"{len(v)} {k} ({', '.join(v[:3])}{', ...' if len(v) > 3 else ''})" for k, v in told.items()))
     if not out:
-        raise LcreadError(f"folder {path} holds no readable text files (binary, empty and hidden files are skipped)")
+        raise LcreadError(f"folder {path} holds no readable text files (binary, empty, hidden and linked files "
+                          "are skipped)")
     return out
 
 
-def _looks_text(path: Path) -> bool:
+def _skip(skipped: dict, reason: str, name: str) -> None:
+    skipped.setdefault(reason, []).append(name)
+
+
+def _why_skip(p: Path) -> str | None:
+    """Why a file inside a folder is not read: a link (it may lead outside the folder), not a regular
+    file, unreadable, empty or binary; None to read it."""
+    if p.is_symlink():
+        return "links"
     try:
-        with open(path, "rb") as f:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            return "special files"
+        with open(p, "rb") as f:
             head = f.read(8192)
     except OSError:
-        return False
-    return bool(head) and b"\x00" not in head
+        return "unreadable"
+    if not head:
+        return "empty"
+    if b"\x00" in head and not any(head.startswith(bom) for bom, _ in _BOMS):
+        return "binary"
+    return None
+
+
+PIPE_WAIT = 10.0
+"""Seconds to wait for a writer on a named pipe before saying nobody writes to it."""
+
+
+def _read_pipe(path: Path) -> Path:
+    """A named pipe or process substitution, spooled; a pipe nobody writes to is an error, not a hang."""
+    import select
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        ready, _, _ = select.select([fd], [], [], PIPE_WAIT)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not ready:
+        os.close(fd)
+        raise LcreadError(f"{path} is a pipe nobody wrote to in {PIPE_WAIT:.0f} s: start the writer first, "
+                          "or pipe the text to lcread ask -")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as stream:
+        return _spool(stream)
 
 
 def _unique_names(hints: list[str]) -> list[str]:

@@ -39,7 +39,8 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
     for suite in suites:
         for i in range(per_suite):
             chars, depth, tid = lengths[i % len(lengths)], (i + 0.5) / per_suite, f"{suite}-{seed}-{i:03d}"
-            if suite == "niah":
+            if suite == "niah":  # every kind at every length
+                chars = lengths[(i // len(NIAH_KINDS)) % len(lengths)]
                 tasks.append(niah(NIAH_KINDS[i % len(NIAH_KINDS)], haystack, chars, depth, rng, folder, tid))
             elif suite == "mc":
                 tasks.append(mc(haystack, chars, depth, rng, folder, tid))

@@ -42,7 +42,8 @@ def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind
     several-value answer holds (one per part asked for); `keep` are items a several-value answer must
     start with (the grounded part of an answer sent back), so that an answer can only grow; `slots` give
     the values each part of a several-part answer may take, in order."""
-    docs = " | ".join(_literal(n) for n in doc_names)
+    # Past a few hundred names, alternatives make the grammar slow: any path, which the runner checks.
+    docs = " | ".join(_literal(n) for n in doc_names) if len(doc_names) <= 300 else '[^ "\\n]{1,200}'
     grammar = template("commands.gbnf").replace("@DOCS@", docs)
     base = (kind or "").removeprefix("many-")
     if slots and all(slots):  # one value per part, in the order the parts were asked

@@ -134,11 +134,16 @@ class ToolRunner:
 
     def _wc(self, cmd: Command, docs: list[Document]) -> Observation:
         docs = docs or self.store.docs
-        rows = [f"{d.lines:>10,} lines {d.size:>14,} characters  {d.name}" for d in docs]
+        rows = [f"{d.lines:>10,} lines {d.size:>14,} characters  {d.name}" for d in docs[:200]]
+        if len(docs) > 200:
+            rows.append(f"{sum(d.lines for d in docs):>10,} lines {sum(d.size for d in docs):>14,} characters  "
+                        f"in all {len(docs):,} documents (first 200 shown)")
         return Observation("\n".join(rows))
 
     def _ls(self, cmd: Command, docs: list[Document]) -> Observation:
-        return Observation(self.store.listing())
+        if len(self.store.docs) <= self.store.LISTED:
+            return Observation(self.store.listing())
+        return Observation(self.store.page(cmd.start))
 
     def _answer(self, cmd: Command, docs: list[Document]) -> Observation:
         return Observation(cmd.answer)

@@ -10,7 +10,7 @@ USAGE = """grep [-i] [-w] [-F] [-c] [-p] [-C N|-A N|-B N] [-m N] [-e PATTERN]...
      (-c counts matches; -p shows the section, chapter or function each hit is in, as DOC=LINE=heading)
 read DOC START END        (lines START..END; add --from N to continue inside a long line at character N)
 sed -n 'START,ENDp' DOC
-head [-n N] DOC   tail [-n N] DOC   wc [DOC...]   ls
+head [-n N] DOC   tail [-n N] DOC   wc [DOC...]   ls [PAGE]
 answer "TEXT\""""
 
 NAMES = ("grep", "read", "sed", "head", "tail", "wc", "ls", "answer")
@@ -247,7 +247,8 @@ def _parse_wc(args: list[str], text: str) -> Command:
 
 
 def _parse_ls(args: list[str], text: str) -> Command:
-    return Command("ls", text)
+    pages = [a for a in args if a.isdigit()]
+    return Command("ls", text, start=int(pages[0]) if pages else 1)
 
 
 _PARSERS = {
