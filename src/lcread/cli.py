@@ -17,15 +17,18 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
 EXIT_UNVERIFIED = 4  # the model answered, but the answer's evidence does not establish it
+EXIT_MODEL = 5  # the model failed for good mid-run; the best answer so far is on stdout
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); 143 for SIGTERM
 _signal = {"number": 0}
 
 
 def exit_status(result) -> int:
     """0: answered, verified (or an open question, where no check applies); 3: a limit ended the run;
-    4: answered but unverified; 128 + the signal number: interrupted."""
+    4: answered but unverified; 5: the model failed mid-run; 128 + the signal number: interrupted."""
     if result.reason == "interrupted":
         return 128 + (_signal["number"] or 2)
+    if result.reason.startswith("model error"):
+        return EXIT_MODEL
     if not result.final:
         return EXIT_LIMIT
     return EXIT_UNVERIFIED if result.verified is False else 0
@@ -54,6 +57,7 @@ def ask(
     max_tokens: Annotated[Optional[int], typer.Option(help="Most tokens the run may spend.")] = None,
     max_seconds: Annotated[Optional[float], typer.Option(help="Most wall time, in seconds.")] = None,
     context_limit: Annotated[Optional[int], typer.Option(help="Live context limit in tokens.")] = None,
+    call_timeout: Annotated[Optional[float], typer.Option(help="Seconds one model call may take (each try).")] = None,
     compact_at: Annotated[Optional[int], typer.Option(help="Live context at which to compact.")] = None,
     read_chars: Annotated[Optional[int], typer.Option(help="Characters per read (at most 8,000).")] = None,
     options: Annotated[Optional[list[str]], typer.Option("--options", help="acs: answer options, e.g. "
@@ -70,7 +74,8 @@ def ask(
 ) -> None:
     """Answer QUESTION about the INPUTS, reading only what it needs.
 
-    Exit status: 0 answered and verified, 3 ended by a limit, 4 answered but unverified, 130/143 interrupted."""
+    Exit status: 0 answered and verified, 3 ended by a limit, 4 answered but unverified, 5 the model failed
+    mid-run, 130/143 interrupted."""
     from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
     from lcread.display import RichDisplay, SilentDisplay, clean
     from lcread.documents import DocumentStore
@@ -94,7 +99,7 @@ def ask(
                     notes_chars=notes_chars, seed=seed))
     if mode not in MODES:
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
-    model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base)
+    model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base, timeout=call_timeout)
     display = SilentDisplay() if (quiet or json_out) else RichDisplay()
     with DocumentStore.open(inputs) as store:
         warnings = store.warnings
@@ -114,10 +119,12 @@ def ask(
                                "warnings": warnings}, ensure_ascii=True))
     else:
         typer.echo(clean(result.answer))
-        if not result.final:
+        if not result.final and not result.reason.startswith("model error"):
             typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
         elif result.verified is False:
             typer.echo(f"lcread: unverified: {clean(result.missing or '')}", err=True)
+    if result.reason.startswith("model error"):
+        typer.echo(f"lcread: error: {clean_line(result.reason)}; the answer is the best found before it", err=True)
     code = exit_status(result)
     if code:
         raise typer.Exit(code)
@@ -265,7 +272,8 @@ def _config(cls, **values):
         return cls(**{k: v for k, v in values.items() if v is not None})
     except ValidationError as e:
         err = e.errors()[0]
-        option = "--" + str(err["loc"][0]).replace("_", "-").replace("max-total-tokens", "max-tokens")
+        option = "--" + str(err["loc"][0]).replace("_", "-").replace("max-total-tokens", "max-tokens") \
+            .replace("--timeout", "--call-timeout")
         raise LcreadError(f"{option}: {err['msg'].lower()}") from None
 
 
@@ -307,6 +315,8 @@ def main() -> None:
 
 
 def clean_line(message: object) -> str:
+    """One line, terminal-safe, with secret values masked."""
     from lcread.display import clean
+    from lcread.errors import redact
 
-    return clean(" ".join(str(message).split()))
+    return clean(redact(" ".join(str(message).split())))

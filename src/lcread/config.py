@@ -85,9 +85,9 @@ class ModelConfig(_Config):
     """`local` (embedded), `local:/path/model.gguf`, or any litellm model string."""
     api_base: str | None = None
     """Base URL of an OpenAI-compatible or provider endpoint."""
-    timeout: float = 300.0
-    """Seconds one remote call may take."""
-    retries: int = Field(4, ge=0)
+    timeout: float = Field(120.0, gt=0)
+    """Seconds one remote call may take (each try); the run's --max-seconds bounds it too."""
+    retries: int = Field(default_factory=lambda: int(os.environ.get("LCREAD_RETRIES", 4)), ge=0)
     """Retries, with exponential backoff, on rate limits, 5xx and timeouts."""
     local_context: int = Field(16384, ge=512)
     """Context window the embedded model is loaded with (capped by the model's own)."""

@@ -9,6 +9,24 @@ class ModelError(LcreadError):
     """The model backend failed in a way that retrying will not fix."""
 
 
+class ContextOverflow(ModelError):
+    """The server refused the request as longer than its context window."""
+
+
+SECRET_NAMES = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+
+
+def redact(text: str) -> str:
+    """Text with the values of secret-looking environment variables (API keys, tokens) masked, so that a
+    server echoing a key in its error cannot put it in a message, a trace or a result."""
+    import os
+
+    for name, value in os.environ.items():
+        if len(value) >= 8 and any(part in name.upper() for part in SECRET_NAMES):
+            text = text.replace(value, f"[{name}]")
+    return text
+
+
 class InterruptLoop(Exception):
     """Ends or redirects a reading loop; only a loop's run() catches these."""
 

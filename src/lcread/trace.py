@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Protocol
 
+from lcread.errors import redact
+
 
 class Trace(Protocol):
     def event(self, kind: str, /, **data: object) -> None: ...
@@ -39,7 +41,7 @@ class JsonlTrace:
                 self.runs += 1
                 self._local.run_id = f"{int(time.time() * 1000):x}-{self.runs}"
             record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
-            self._file.write(json.dumps(record, ensure_ascii=True, default=str) + "\n")
+            self._file.write(redact(json.dumps(record, ensure_ascii=True, default=str)) + "\n")
             self._file.flush()
 
     def close(self) -> None:

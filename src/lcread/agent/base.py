@@ -9,7 +9,7 @@ from lcread import prompts
 from lcread.agent.result import RunResult, RunStats
 from lcread.config import SelectConfig
 from lcread.display import Display
-from lcread.errors import FormatError, LimitReached, Submitted
+from lcread.errors import FormatError, LimitReached, ModelError, Submitted
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
@@ -51,6 +51,9 @@ class CommandLoop:
             except LimitReached as e:
                 answer, verdict = self.best_answer(e.reason)
                 return self.finish(answer, final=False, reason=e.reason, verdict=verdict)
+            except ModelError as e:  # the backend failed for good: what was found so far, no further call
+                answer, verdict = self.best_answer(f"model error: {e}", ask=False)
+                return self.finish(answer, final=False, reason=f"model error: {e}", verdict=verdict)
             except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what was found so far, no further call
                 answer, verdict = self.best_answer("interrupted", ask=False)
                 return self.finish(answer, final=False, reason="interrupted", verdict=verdict)
@@ -165,7 +168,16 @@ class CommandLoop:
         context = self.model.count_tokens(messages)
         if context + max_tokens > self.config.context_limit:
             raise LimitReached(f"context limit ({self.config.context_limit:,} tokens)")
-        reply = self.model.query(messages, max_tokens=max_tokens, **constraint)
+        remaining = self.config.max_seconds - self.stats.seconds
+        if remaining <= 0:
+            raise LimitReached(f"time limit ({self.config.max_seconds:.0f} s)")
+        try:
+            reply = self.model.query(messages, max_tokens=max_tokens, timeout=remaining, **constraint)
+        finally:
+            for retry in getattr(self.model, "retries", [])[:]:
+                self.trace.event("retry", **retry)
+            if getattr(self.model, "retries", None):
+                self.model.retries.clear()
         self.stats.record(reply, context)
         self.trace.event("call", context=context, max_tokens=max_tokens, prompt_tokens=reply.prompt_tokens,
                          completion_tokens=reply.completion_tokens, cached_tokens=reply.cached_tokens,

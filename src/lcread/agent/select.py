@@ -9,7 +9,7 @@ from __future__ import annotations
 from lcread import prompts
 from lcread.agent.base import CommandLoop, example_term
 from lcread.agent.handoff import Handoff, fallback_handoff, keep_shown, parse_handoff, prune_to_fit
-from lcread.errors import FormatError
+from lcread.errors import ContextOverflow, FormatError
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
 
@@ -23,6 +23,7 @@ class SelectReader(CommandLoop):
         self.messages: Messages = [{"role": "system", "content": system},
                                    {"role": "user", "content": prompts.render("select_task", question=question)}]
         self.handoff: Handoff | None = None
+        self.overflowed = False
         names = [d.name for d in self.tools.store.docs]
         self.handoff_grammar = prompts.state_grammar(names, 5, 8, after_command=False) \
             if self.model.supports_grammar else None
@@ -30,7 +31,15 @@ class SelectReader(CommandLoop):
     def step(self) -> None:
         self.check_limits()
         self.fit_context()
-        reply = self.query(self.messages, self.config.command_tokens, grammar=self.grammar)
+        try:
+            reply = self.query(self.messages, self.config.command_tokens, grammar=self.grammar)
+        except ContextOverflow:  # the server's window is smaller than it said: compact once and go on
+            if self.overflowed:
+                raise
+            self.overflowed = True
+            self.trace.event("context_overflow", step=self.stats.steps)
+            self.compact(self.model.count_tokens(self.messages))
+            reply = self.query(self.messages, self.config.command_tokens, grammar=self.grammar)
         self.messages.append({"role": "assistant", "content": reply.text.strip()})
         self.stats.steps += 1
         try:

@@ -46,10 +46,11 @@ class Model(Protocol):
     """Whether `logprobs=K` returns token log-probabilities (ACS needs them)."""
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              logprobs: int | None = None,
-              choices: list[str] | None = None) -> Reply:
+              logprobs: int | None = None, choices: list[str] | None = None,
+              timeout: float | None = None) -> Reply:
         """One completion. `logprobs=K` asks for each token's log-probability and the top K alternatives;
-        `choices` restricts a one-token reply to these strings (option letters) where the backend can."""
+        `choices` restricts a one-token reply to these strings (option letters) where the backend can;
+        `timeout` bounds the call, retries included (the run's own time limit), where the backend can."""
 
     def count_tokens(self, messages: Messages) -> int: ...
 

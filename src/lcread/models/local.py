@@ -73,8 +73,8 @@ class LocalModel:
         return self._grammars[grammar]
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              logprobs: int | None = None,
-              choices: list[str] | None = None) -> Reply:
+              logprobs: int | None = None, choices: list[str] | None = None,
+              timeout: float | None = None) -> Reply:
         with self._lock:  # one llama.cpp context: calls are serialised
             tokens = self.tokens(messages)
             if len(tokens) + max_tokens > self.llm.n_ctx():

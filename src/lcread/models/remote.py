@@ -11,7 +11,7 @@ import random
 import time
 
 from lcread.config import ModelConfig
-from lcread.errors import ModelError
+from lcread.errors import ContextOverflow, ModelError, redact
 from lcread.models import Messages, Reply, TokenScore
 from lcread.models.tokens import count_messages
 
@@ -44,6 +44,8 @@ class LiteLLMModel:
         self._window: int | None | bool = False
         self._api_key: str | None = None
         self._checked = False
+        self.retries: list[dict] = []
+        """Retries made so far (attempt, error, wait): the loop moves them into the trace."""
 
     @property
     def context_window(self) -> int | None:
@@ -92,41 +94,34 @@ class LiteLLMModel:
                              "or use --model local")
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              logprobs: int | None = None,
-              choices: list[str] | None = None) -> Reply:
+              logprobs: int | None = None, choices: list[str] | None = None,
+              timeout: float | None = None) -> Reply:
         litellm = load_litellm()
         self._check_environment()
-        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0,
-                      timeout=self.config.timeout, num_retries=0)
+        deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
+        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0, num_retries=0)
         if logprobs is not None:
             kwargs.update(logprobs=True, top_logprobs=max(1, min(logprobs, 20)))
         if self.config.api_base and self.router is None:
             kwargs["api_base"] = self.config.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
-        retryable = (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
-                     litellm.APIConnectionError, litellm.Timeout)
         for attempt in range(self.config.retries + 1):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ModelError(f"model {self.name}: the run's time limit was reached during the call")
             started = time.monotonic()
             try:
-                response = (self.router or litellm).completion(**kwargs)
+                response = (self.router or litellm).completion(**kwargs, timeout=min(self.config.timeout, left))
+                choice = _first_choice(response)
                 break
-            except retryable as e:
-                if "credentials" in str(e).lower() or "api_key" in str(e):
-                    raise ModelError(f"model {self.name} needs an API key: set the provider's key variable "
-                                     f"({_short(e)})") from None
-                if attempt == self.config.retries:
-                    raise ModelError(f"model {self.name} failed after {attempt + 1} tries: {_short(e)}") from None
-                self._sleep(min(60.0, 2.0 ** attempt + random.uniform(0, 1)))
-            except litellm.AuthenticationError as e:
-                raise ModelError(f"authentication failed for {self.name}: check the provider's API key "
-                                 f"variable ({_short(e)})") from None
-            except (litellm.NotFoundError, litellm.BadRequestError) as e:
-                raise ModelError(_explain_bad_request(self.name, e)) from None
-            except litellm.APIError as e:
-                raise ModelError(f"model {self.name} failed: {_short(e)}") from None
+            except Exception as e:  # noqa: BLE001 - sorted into retry, stop, or explain below
+                wait = self._retry_wait(e, attempt)
+                if wait is None or attempt == self.config.retries or time.monotonic() + wait >= deadline:
+                    raise _explain(self.name, e, attempt + 1, retried=wait is not None) from None
+                self.retries.append({"attempt": attempt + 1, "error": _short(e), "wait": round(wait, 2)})
+                self._sleep(wait)
         latency = time.monotonic() - started
-        choice = response.choices[0]
         text = choice.message.content or ""
         usage = getattr(response, "usage", None)
         prompt = getattr(usage, "prompt_tokens", None) or count_messages(messages)
@@ -134,8 +129,80 @@ class LiteLLMModel:
         details = getattr(usage, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
         return Reply(text, prompt, completion, latency, cached_tokens=cached,
-                     scores=_scores(choice) if logprobs is not None else None,
-                     extra={"finish_reason": getattr(choice, "finish_reason", None)})
+                     scores=_scores(choice) if logprobs is not None else None)
+
+    def _retry_wait(self, e: Exception, attempt: int) -> float | None:
+        """Seconds to wait before trying again, or None when trying again will not help. Rate limits,
+        5xx (502, 503, 504, 529 overloaded...), timeouts, dropped connections and malformed replies are
+        transient; the server's Retry-After is honoured (up to a minute)."""
+        litellm = load_litellm()
+        status = getattr(e, "status_code", None)
+        if isinstance(e, (litellm.AuthenticationError, litellm.NotFoundError, litellm.ContextWindowExceededError,
+                          litellm.PermissionDeniedError)) or status in (400, 401, 403, 404, 422):
+            return None
+        transient = isinstance(e, (litellm.RateLimitError, litellm.InternalServerError, litellm.ServiceUnavailableError,
+                                   litellm.APIConnectionError, litellm.Timeout, litellm.BadGatewayError,
+                                   MalformedReply)) or status in (408, 409, 425, 429, 500, 502, 503, 504, 529)
+        if not transient or "credentials" in str(e).lower():
+            return None
+        after = _retry_after(e)
+        backoff = min(60.0, 2.0 ** attempt + random.uniform(0, 1))
+        return min(60.0, after) if after is not None else backoff
+
+
+class MalformedReply(Exception):
+    """The server answered 200 with something that is not a completion (no choices, no message)."""
+
+
+def _first_choice(response):
+    choices = getattr(response, "choices", None)
+    if not choices or getattr(choices[0], "message", None) is None:
+        raise MalformedReply("the server's reply held no completion (empty choices)")
+    return choices[0]
+
+
+def _retry_after(e: Exception) -> float | None:
+    """The Retry-After of the server's reply, in seconds (a number or an HTTP date)."""
+    headers = getattr(getattr(e, "response", None), "headers", None) or getattr(e, "litellm_response_headers", None)
+    value = None
+    if headers is not None:
+        try:
+            value = headers.get("retry-after") or headers.get("Retry-After")
+        except AttributeError:
+            value = None
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+
+def _explain(name: str, e: Exception, tries: int, retried: bool) -> ModelError:
+    """The one-line message a failed call ends with."""
+    litellm = load_litellm()
+    text = _short(e)
+    if isinstance(e, litellm.ContextWindowExceededError) or "context length" in text.lower() \
+            or "maximum context" in text.lower():
+        return ContextOverflow(f"model {name} refused the request as longer than its context window: {text}")
+    if isinstance(e, litellm.AuthenticationError) or getattr(e, "status_code", None) == 401 \
+            or "credentials" in text.lower():
+        return ModelError(f"authentication failed for {name}: check the provider's API key variable ({text})")
+    if isinstance(e, litellm.PermissionDeniedError) or getattr(e, "status_code", None) == 403:
+        return ModelError(f"model {name} refused access (403): check the key's permissions ({text})")
+    if isinstance(e, litellm.NotFoundError) or getattr(e, "status_code", None) == 404:
+        return ModelError(f"unknown model {name!r} (404 from the server): check the model name, or use a litellm "
+                          "model string such as gpt-4o-mini, hosted_vllm/NAME with --api-base, or --model local")
+    if isinstance(e, litellm.BadRequestError):
+        return ModelError(_explain_bad_request(name, e))
+    if retried:
+        return ModelError(f"model {name} failed after {tries} tries: {text}")
+    return ModelError(f"model {name} failed: {text}")
 
 
 def _scores(choice) -> list[TokenScore] | None:
@@ -184,7 +251,7 @@ def load_router(path) -> "object":
 
 
 def _short(e: Exception) -> str:
-    return " ".join(str(e).split())[:300]
+    return redact(" ".join(str(e).split()))[:300]
 
 
 def _explain_bad_request(name: str, e: Exception) -> str:

@@ -29,8 +29,8 @@ class ScriptedModel:
         return 3 + sum(4 + -(-len(m.get("content") or "") // 4) for m in messages)
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
-              logprobs: int | None = None,
-              choices: list[str] | None = None) -> Reply:
+              logprobs: int | None = None, choices: list[str] | None = None,
+              timeout: float | None = None) -> Reply:
         if not self.outputs:
             raise RuntimeError(f"ScriptedModel ran out of outputs after {len(self.calls)} calls")
         self.calls.append({"messages": [dict(m) for m in messages], "max_tokens": max_tokens,
