@@ -237,3 +237,26 @@ def test_router_spreads_a_batch_over_two_servers_and_fails_over(tasks, tmp_path)
     finally:
         stop_server(first)
         stop_server(second)
+
+
+def test_look_alike_facts_on_the_embedded_model_give_the_right_one_verified(local_model, tmp_path):
+    lines = synthetic_text(30_000, seed=8).splitlines()
+    facts = {"Oxbury": "68,564", "Marlow Street": "12,310", "Kestrel Bay": "21,812", "Fenwick": "7,941"}
+    for i, (place, beds) in enumerate(facts.items()):
+        lines.insert(40 + i * 90, f"The {place} hospital reported {beds} beds in its last survey.")
+    path = tmp_path / "hospitals.txt"
+    path.write_text("\n".join(lines) + "\n")
+    with DocumentStore.open([str(path)]) as store:
+        result = SelectReader(local_model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(
+            "How many beds did the Marlow Street hospital report?")
+    assert result.verified and "12,310" in result.answer, (result.answer, result.missing)
+    assert any("Marlow Street" in c.quote and "12,310" in c.quote for c in result.citations)
+
+
+def test_readme_first_command_names_the_embedded_model_with_its_line():
+    readme = os.path.join(os.path.dirname(__file__), "..", "README.md")
+    proc = run_cli("ask", readme, "Which model does lcread embed for offline use?", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["verified"], (out["answer"], out["missing"])
+    assert "Qwen2.5-Coder-0.5B-Instruct" in out["answer"]
+    assert any("Qwen2.5-Coder-0.5B-Instruct" in c["quote"] for c in out["citations"])

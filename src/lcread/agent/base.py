@@ -203,7 +203,7 @@ class CommandLoop:
         if not verdict.ok and not verdict.citations and verdict.kind_ok:
             verdict.citations = self.verifier.locate(answer)
         if not verdict.ok and not verdict.citations:
-            return f"No answer was found in what was read (last missing: {verdict.missing}).", verdict
+            return "No answer was found in what was read.", verdict
         return answer, verdict
 
     def finish(self, answer: str, final: bool, reason: str, verdict: Verdict | None = None) -> RunResult:

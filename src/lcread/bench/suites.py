@@ -49,7 +49,7 @@ class Task:
 
 def score(task: Task, prediction: str | None) -> bool:
     """All expected parts appear in the prediction (after normalisation); for options, the right letter."""
-    if not prediction:
+    if not prediction or prediction.startswith("No answer was found"):
         return False
     if task.options:  # the right letter, or the right option's text
         letter = task.answers[0]

@@ -15,7 +15,7 @@ from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has
 from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, content_words, distinguishing_terms, stem
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
-_DATE = re.compile(r"\b(1\d{3}|20\d{2})\b|\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
+_DATE = re.compile(r"\b(1\d{3}|20\d{2})s?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}(st|nd|rd|th) century\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
                    r"\b(january|february|march|april|may|june|july|august|september|october|november|december|"
                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
 _LABEL = re.compile(r"^\s*(final answer|the answer is|answer)\s*[:\-]\s*", re.I)
@@ -71,7 +71,7 @@ class Verifier:
     def atoms(self, answer: str) -> list[str]:
         """The parts of the answer that must be found in the evidence."""
         question_terms = {t.lower() for t in self.profile.terms}
-        numbers = [_THOUSANDS(m) for m in _NUMBER.findall(answer)]
+        numbers = [n for n in (_THOUSANDS(m) for m in _NUMBER.findall(answer)) if n not in question_terms]
         names = [t for t in distinguishing_terms(answer, []) if t.lower() not in question_terms
                  and not _NUMBER.fullmatch(t) and t.lower() not in STOPWORDS]
         atoms = list(dict.fromkeys(numbers + names))
@@ -428,7 +428,13 @@ class Verifier:
         kind = self.profile.answer_type
         if self.profile.kind == "count":
             return self._counts() if after_refusal else []
-        if self.profile.kind in ("where", "summary", "yesno", "choice"):
+        if self.profile.kind == "choice":
+            return [f"{letter}) {text}" for letter, text in self.profile.options]
+        if self.profile.kind == "where":
+            fragment = norm(self.profile.quote or "")[:40]
+            return list(dict.fromkeys(p.section[1].split(" > ")[-1] for p in self.log.pieces
+                                      if p.section and fragment and fragment in norm(p.text)))
+        if self.profile.kind in ("summary", "yesno"):
             return []
         if kind not in ("number", "date") and not after_refusal:
             return []

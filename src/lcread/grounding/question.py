@@ -71,6 +71,10 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
     terms = distinguishing_terms(q, quotes)
     keywords = [w for w in content_words(q) if not any(w in t.lower() for t in terms)]
     answer_type = _answer_type(q)
+    if not options:
+        options = either_or(q)
+        if options:
+            terms = [t for t in terms if not any(norm_eq(t, text) or t in text for _, text in options)]
     profile = Profile(q, "lookup", answer_type, terms, keywords, options=list(options or []))
     if options:
         profile.kind = "choice"
@@ -96,6 +100,22 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
         elif plural:
             profile.kind = "list"
     return profile
+
+
+_EITHER = re.compile(r"(?:,|\b(?:between|of|is|was|are|were|has|have|did|does|do))\s+((?:the\s+)?[A-Z0-9][^,?]{0,80}?)"
+                     r"\s+or\s+((?:the\s+)?[A-Z0-9][^,?]{0,80}?)\s*\?\s*$")
+
+
+def either_or(q: str) -> list[tuple[str, str]]:
+    """"Which is older, the Ritz or the Savoy?": the two alternatives, as options A and B."""
+    m = _EITHER.search(q)
+    if not m or not re.match(r"\s*(which|who|what|whose|is|are|was|were|did|does|do)\b", q, re.I):
+        return []
+    return [("A", m.group(1).strip()), ("B", m.group(2).strip())]
+
+
+def norm_eq(a: str, b: str) -> bool:
+    return a.strip().lower() == b.strip().lower()
 
 
 def _answer_type(q: str) -> str:
