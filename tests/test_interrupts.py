@@ -1,0 +1,89 @@
+"""Ctrl-C and SIGTERM during a model call and during a grep: the best answer so far on stdout, a complete
+trace, no temporary file left behind, exit 130 / 143."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from fault_server import FaultServer, Step
+
+DOC = "intro\nThe Marlow Street hospital reported 12,310 beds in its last survey.\n" * 3
+
+
+def spools() -> set[str]:
+    return set(glob.glob(os.path.join(tempfile.gettempdir(), "lcread-stdin-*")))
+
+
+def start(args, stdin: bytes | None = None, env=None):
+    proc = subprocess.Popen([sys.executable, "-m", "lcread", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+    if stdin is not None:
+        proc.stdin.write(stdin)
+    proc.stdin.close()
+    proc.stdin = None
+    return proc
+
+
+def wait_for(predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_a_model_call(tmp_path, sig, code):
+    trace = tmp_path / "t.jsonl"
+    before = spools()
+    script = [Step(text="grep -i 'Marlow Street'"), Step(text='answer "12,310 beds at Oxbury"'), Step(delay=60)]
+    with FaultServer(script) as server:
+        proc = start(["ask", "-", "How many beds did the Marlow Street hospital report?", "--model", "openai/fake",
+                      "--api-base", server.base, "--json", "--trace", str(trace)], stdin=DOC.encode(),
+                     env={"OPENAI_API_KEY": "x"})
+        assert wait_for(lambda: len(server.requests) >= 3)  # the third call hangs
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err.decode()
+    result = json.loads(out)
+    assert result["final"] is False and result["stop_reason"] == "interrupted"
+    assert result["answer"] == "12,310 beds at Oxbury" and result["verified"] is False  # pending, unverified
+    events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
+    assert events[0] == "run_start" and events[-1] == "run_end"
+    assert spools() == before
+
+
+def children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_during_a_grep(tmp_path, sig, code):
+    big = tmp_path / "big.txt"
+    block = ("ñandú " * 20 + "\n").encode() * 1000
+    with open(big, "wb") as f:
+        for _ in range(1500):  # about 200 MB: ripgrep takes about a second on it
+            f.write(block)
+    trace = tmp_path / "t.jsonl"
+    with FaultServer([Step(text=r"grep -c '\w{120}'")]) as server:
+        proc = start(["ask", str(big), "Which line is longest?", "--model", "openai/fake", "--api-base",
+                      server.base, "--trace", str(trace)], env={"OPENAI_API_KEY": "x"})
+        assert wait_for(lambda: len(server.requests) >= 1)
+        assert wait_for(lambda: children(proc.pid), timeout=30)
+        rg = children(proc.pid)[0]
+        os.kill(rg, signal.SIGSTOP)  # the grep now takes as long as it likes
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, err.decode()
+    assert out.decode().strip() and "Traceback" not in err.decode()
+    assert json.loads(trace.read_text().splitlines()[-1])["event"] == "run_end"
+    assert not os.path.exists(f"/proc/{rg}")  # ripgrep was stopped and reaped
