@@ -1,0 +1,131 @@
+"""Peak memory of lcread and ripgrep together on huge inputs (not part of the test run: it writes 2 GB).
+
+    python benchmarks/huge_inputs.py [--folder /tmp/lcread-huge] [--keep]
+
+Cases: a 2 GB log (indexed, grepped for a rare line and counted, its tail read), a 50 MB single line
+(grepped with -i for a rare and a frequent word, read from the middle), and a 10 GB sparse file (refused
+at once). Each case runs in a fresh process; a sampler reads VmRSS and RssAnon of that
+process and of its ripgrep children every 20 ms (ripgrep's memory-mapped file pages are shared, not
+anonymous: RssAnon is what the machine really spends).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+CASE = r"""
+import sys, time
+from lcread.documents import DocumentStore
+from lcread.tools import ToolRunner, parse
+started = time.monotonic()
+try:
+    store = DocumentStore.open([sys.argv[1]])
+except Exception as e:
+    print(f"refused in {time.monotonic() - started:.2f} s: {e}")
+    raise SystemExit(0)
+tools = ToolRunner(store)
+print(f"indexed {store.docs[0].size:,} bytes, {store.docs[0].lines:,} lines in {time.monotonic() - started:.1f} s")
+for command in sys.argv[2:]:
+    t = time.monotonic()
+    out = tools.run(parse(command))
+    print(f"  {command!r}: {len(out.text):,} chars in {time.monotonic() - t:.2f} s: {out.text[:90]!r}")
+store.close()
+"""
+
+
+def tree(pid: int) -> list[int]:
+    out = [pid]
+    try:
+        for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split():
+            out += tree(int(child))
+    except OSError:
+        pass
+    return out
+
+
+def status(pid: int) -> dict[str, int]:
+    values = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "RssAnon"):
+                values[key] = int(rest.split()[0])
+    except OSError:
+        pass
+    return values
+
+
+def measure(path: Path, commands: list[str]) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", CASE, str(path), *commands], stdout=subprocess.PIPE, text=True)
+    peak = {"VmRSS": 0, "RssAnon": 0}
+
+    def sample():
+        while proc.poll() is None:
+            totals = {"VmRSS": 0, "RssAnon": 0}
+            for pid in tree(proc.pid):
+                for k, v in status(pid).items():
+                    totals[k] += v
+            for k in peak:
+                peak[k] = max(peak[k], totals[k])
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    out, _ = proc.communicate()
+    sampler.join()
+    print(out.rstrip())
+    print(f"  peak, lcread + rg: RSS {peak['VmRSS'] / 1024:,.0f} MB, anonymous {peak['RssAnon'] / 1024:,.0f} MB\n")
+
+
+def write_lines(path: Path, size: int) -> None:
+    line = b"2026-11-30T10:00:00 INFO worker-17 request served in 12 ms from cache shard 4 of 16\n"
+    block = line * ((4 << 20) // len(line))
+    with open(path, "wb") as f:
+        written = 0
+        while written < size:
+            f.write(block)
+            written += len(block)
+        f.write(b"2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", type=Path, default=Path("/tmp/lcread-huge"))
+    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    args = parser.parse_args()
+    args.folder.mkdir(parents=True, exist_ok=True)
+    try:
+        big = args.folder / "big.log"
+        if not big.exists():
+            write_lines(big, 2 << 30)
+        print("2 GB of log lines")
+        measure(big, ["grep -i 'quota exceeded'", "grep -c worker-17", "tail -n 2 big.log"])
+
+        line = args.folder / "one-line.json"
+        if not line.exists():
+            with open(line, "wb") as f:
+                for i in range(50):
+                    f.write((f'{{"k{i}": "' + "lorem ipsum " * 87_000 + '"}, ').encode())
+                f.write(b'{"needle": "SECRET-42"}\n')
+        print("a 50 MB single line")
+        measure(line, ["grep -i secret-42", "grep -i lorem", "read one-line.json 1 1 --from 25000000"])
+
+        sparse = args.folder / "sparse.bin"
+        with open(sparse, "wb") as f:
+            f.truncate(10 << 30)
+        print("a 10 GB sparse file")
+        measure(sparse, [])
+    finally:
+        if not args.keep:
+            shutil.rmtree(args.folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
