@@ -260,3 +260,24 @@ def test_readme_first_command_names_the_embedded_model_with_its_line():
     assert proc.returncode == 0 and out["verified"], (out["answer"], out["missing"])
     assert "Qwen2.5-Coder-0.5B-Instruct" in out["answer"]
     assert any("Qwen2.5-Coder-0.5B-Instruct" in c["quote"] for c in out["citations"])
+
+
+def test_on_which_page_of_a_pdf_on_the_embedded_model(tmp_path):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for number in range(1, 31):
+        pdf.add_page()
+        text = (f"Section {number}. Routine maintenance notes for the pumping station, page {number}. "
+                "Check the valves and record the readings in the log book.")
+        if number == 17:
+            text += " The warranty of the Halvorsen pump runs for 18 months from delivery."
+        pdf.multi_cell(0, 6, text)
+    path = tmp_path / "station-manual.pdf"
+    pdf.output(str(path))
+    proc = run_cli("ask", str(path), "On which page is the warranty of the Halvorsen pump given?", "--json",
+                   env={"LCREAD_CACHE_DIR": str(tmp_path / "cache")})
+    out = json.loads(proc.stdout)
+    assert "17" in out["answer"] and out["verified"], (out["answer"], out["missing"])
+    assert out["citations"][0]["place"] == "page 17"

@@ -22,6 +22,31 @@ EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); 143 for SIGTERM
 _signal = {"number": 0}
 
 
+def conversion_progress():
+    """A progress bar on stderr for a conversion that takes more than a moment."""
+    import time
+
+    state: dict = {}
+
+    def tick(what: str, done: int, total: int) -> None:
+        if "started" not in state:
+            state["started"] = time.monotonic()
+        if time.monotonic() - state["started"] < 0.5:
+            return
+        if "bar" not in state:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            state["bar"] = Progress(transient=True, console=Console(stderr=True))
+            state["bar"].start()
+            state["task"] = state["bar"].add_task(f"converting {what}", total=total)
+        state["bar"].update(state["task"], completed=done, total=total)
+        if done >= total:
+            state["bar"].stop()
+
+    return tick
+
+
 def exit_status(result) -> int:
     """0: answered, verified (or an open question, where no check applies); 3: a limit ended the run;
     4: answered but unverified; 5: the model failed mid-run; 128 + the signal number: interrupted."""
@@ -101,7 +126,7 @@ def ask(
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base, timeout=call_timeout)
     display = SilentDisplay() if (quiet or json_out) else RichDisplay()
-    with DocumentStore.open(inputs) as store:
+    with DocumentStore.open(inputs, progress=None if (quiet or json_out) else conversion_progress()) as store:
         warnings = store.warnings
         for w in warnings:
             if not json_out:
@@ -262,6 +287,29 @@ def bench(
     if grounding:
         Console(width=170).print(grounding_table(grounding))
     console.print(f"results: {out / 'results.json'} · plot: {out / 'report.png'}")
+
+
+cache_app = typer.Typer(help="The cache of converted documents (PDF, Word, HTML, decompressed logs).",
+                        no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.command("info")
+def cache_info() -> None:
+    """Where the cache is, how many converted documents it holds, and its size against the bound."""
+    from lcread.documents import default_cache
+
+    info = default_cache().info()
+    typer.echo(f"{info['folder']}: {info['entries']} converted documents, {info['bytes']:,} bytes "
+               f"(bound {info['max_bytes']:,}; LCREAD_CACHE_BYTES)")
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Remove every converted document (the next question converts again)."""
+    from lcread.documents import default_cache
+
+    typer.echo(f"removed {default_cache().clear()} converted documents")
 
 
 def _config(cls, **values):

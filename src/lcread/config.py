@@ -95,6 +95,23 @@ class ModelConfig(_Config):
     """CPU threads for the embedded model; default: all cores."""
 
 
+class ConvertConfig(_Config):
+    cache_bytes: int = Field(default_factory=lambda: int(os.environ.get("LCREAD_CACHE_BYTES", 4 << 30)), ge=0)
+    """Bound on the converted-text cache (PDF, Word, HTML, decompressed logs); least recently used go first."""
+    max_expanded: int = Field(default_factory=lambda: int(os.environ.get("LCREAD_MAX_EXPANDED", 64 << 30)), ge=1)
+    """Most bytes a compressed input may expand to before it is refused (a decompression bomb)."""
+
+
+def cache_dir():
+    """$LCREAD_CACHE_DIR, else $XDG_CACHE_HOME/lcread, else ~/.cache/lcread."""
+    from pathlib import Path
+
+    if os.environ.get("LCREAD_CACHE_DIR"):
+        return Path(os.environ["LCREAD_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "lcread"
+
+
 def env_model() -> str | None:
     """The model named by LCREAD_MODEL, if any."""
     return os.environ.get("LCREAD_MODEL") or None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from lcread.convert import ConvertCache, prepare
 from lcread.errors import LcreadError
 
 BLOCK = 1 << 20  # bytes per indexing block; one checkpoint per block
@@ -42,6 +43,8 @@ class Document:
     size: int = 0
     lines: int = 0
     replaced: bool = False
+    source: object = None
+    """For a converted document (PDF, Word, HTML, compressed): where its lines came from (a SourceMap)."""
     _checkpoints: list[tuple[int, int]] = field(default_factory=list, repr=False)
 
     @classmethod
@@ -185,8 +188,9 @@ class DocumentStore:
         """What the user should know about the inputs (skipped files, replaced bytes, converted encodings)."""
 
     @classmethod
-    def open(cls, inputs: list[str], stdin: BinaryIO | None = None) -> "DocumentStore":
-        """Index the given files, folders and `-` (stdin); pipes are spooled to temporary files first, and
+    def open(cls, inputs: list[str], stdin: BinaryIO | None = None, cache=None, progress=None) -> "DocumentStore":
+        """Index the given files, folders and `-` (stdin); pipes are spooled to temporary files first;
+        PDF, Word, HTML and compressed files are converted to text (once: `cache`, a ConvertCache), and
         UTF-16/32 or CR-only text is converted to UTF-8 with LF line ends."""
         if not inputs:
             raise LcreadError("no input given: name a file, a folder, or - for stdin")
@@ -205,8 +209,13 @@ class DocumentStore:
             names = _unique_names([hint for _, _, hint in found])
             docs = []
             for (path, label, _), name in zip(found, names):
-                path = _normalise_text(path, label, spooled, warnings)
+                prepared = prepare(path, label, cache or default_cache(), progress)
+                if prepared.kind != "text":
+                    how = "from the cache" if prepared.cached else f"in {prepared.seconds:.1f} s"
+                    warnings.append(f"{label}: read as text converted from {prepared.kind.upper()} ({how})")
+                path = _normalise_text(prepared.path, label, spooled, warnings)
                 doc = Document.index(name, path, label)
+                doc.source = prepared.source
                 if doc.size == 0:
                     if label == "stdin":
                         raise LcreadError('stdin is empty: pipe text in, e.g. cat app.log | lcread ask - "..."')
@@ -262,6 +271,13 @@ class DocumentStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def default_cache() -> ConvertCache:
+    from lcread.config import ConvertConfig, cache_dir
+
+    config = ConvertConfig()
+    return ConvertCache(cache_dir() / "converted", config.cache_bytes, config.max_expanded)
 
 
 def _row(d: Document) -> str:

@@ -4,6 +4,7 @@ call that never exceeds the context limit, repeated-command handling, and the en
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from lcread import prompts
 from lcread.agent.result import RunResult, RunStats
@@ -33,7 +34,7 @@ class CommandLoop:
         self.refused_unread = 0
         self.evidence = EvidenceLog()
         asked, options = parse_options(question)
-        self.verifier = Verifier(classify(asked, options), self.evidence, self.tools.count)
+        self.verifier = Verifier(classify(asked, options), self.evidence, self.tools.count, self.place_of)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.begin(question)
@@ -131,6 +132,11 @@ class CommandLoop:
             raise LimitReached(f"sufficiency limit ({self.config.steps_after_refusal} steps after an answer "
                                "without the evidence it needs)")
 
+    def place_of(self, doc: str, line: int) -> str | None:
+        """Where a line of a converted document came from (its page, its heading path)."""
+        source = self.tools.store.by_name[doc].source if doc in self.tools.store.by_name else None
+        return source.locate(line) if source is not None else None
+
     def run_tool(self, command: Command) -> Observation:
         observation = self.tools.run(command)
         self.evidence.add(observation.shown, observation.search)
@@ -208,9 +214,9 @@ class CommandLoop:
 
     def finish(self, answer: str, final: bool, reason: str, verdict: Verdict | None = None) -> RunResult:
         self.stats.ended = time.monotonic()
+        citations = [replace(c, place=self.place_of(c.doc, c.line)) for c in (verdict.citations if verdict else [])]
         result = RunResult(answer, final, reason, self.mode, self.model.name, self.stats,
-                           verified=verdict.ok if verdict and verdict.applies else None,
-                           citations=verdict.citations if verdict else [],
+                           verified=verdict.ok if verdict and verdict.applies else None, citations=citations,
                            missing=None if verdict is None or verdict.ok else verdict.missing)
         if verdict is None and final is False:
             result.missing = "the run ended before an answer was given"

@@ -37,9 +37,11 @@ class Verdict:
 
 
 class Verifier:
-    def __init__(self, profile: Profile, log: EvidenceLog, counter=None):
+    def __init__(self, profile: Profile, log: EvidenceLog, counter=None, place_of=None):
         self.profile, self.log = profile, log
         self.counter = counter
+        self.place_of = place_of
+        """(document, line) -> where in the source the line came from ("page 12"), for converted documents."""
         """term -> how many matches the documents hold (lets a next step grep the rarest keyword)."""
 
     def check(self, answer: str) -> Verdict:
@@ -59,7 +61,7 @@ class Verifier:
         found = {a: [s for s in self.log.sentences() if has(s.context if p.kind == "where" else s.norm, a)]
                  for a in atoms}
         absent = [a for a, where in found.items() if not where]
-        if absent and p.kind not in ("where", "count"):
+        if absent and p.kind not in ("where", "count", "page"):
             unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
             return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
                            step=_grep(unsearched[0] if unsearched else absent[0]))
@@ -245,6 +247,31 @@ class Verifier:
                        + (f" and {', '.join(needs)}" if needs else "") + f" number {len(lines)}, not "
                        f"{numbers[0]}", step=None)
 
+    def _page(self, answer, atoms, found) -> Verdict:
+        numbers = [a for a in atoms if a.isdigit()]
+        pages = self._pages()
+        for s in [s for s in self.log.sentences() if self._carries(s) is not None]:
+            if pages.get((s.doc, s.line)) in numbers:
+                return Verdict(True, [cite(s)])
+        if not pages:
+            return Verdict(False, missing="no shown line carries the question's terms on a known page",
+                           step=self._term_step().replace("grep ", "grep -p ", 1))
+        return Verdict(False, missing=f"the shown lines with the question's terms are on page "
+                       f"{', '.join(sorted(set(pages.values()), key=int)[:5])}, not {numbers[0] if numbers else answer!r}")
+
+    def _pages(self) -> dict[tuple[str, int], str]:
+        """The page of each shown sentence that carries the question's terms (from the document's page map,
+        or a [page N] heading grep -p showed)."""
+        out = {}
+        for s in self.log.sentences():
+            if self._carries(s) is None:
+                continue
+            place = (self.place_of(s.doc, s.line) if self.place_of else None) or s.section or ""
+            m = re.search(r"\bpage (\d+)", place)
+            if m:
+                out[(s.doc, s.line)] = m.group(1)
+        return out
+
     def _where(self, answer, atoms, found) -> Verdict:
         fragment = norm(self.profile.quote or "")[:40]
         hits = [p for p in self.log.pieces if p.kind != "heading" and fragment and fragment in norm(p.text)]
@@ -428,6 +455,8 @@ class Verifier:
         kind = self.profile.answer_type
         if self.profile.kind == "count":
             return self._counts() if after_refusal else []
+        if self.profile.kind == "page":
+            return sorted(set(self._pages().values()), key=int)
         if self.profile.kind == "choice":
             return [f"{letter}) {text}" for letter, text in self.profile.options]
         if self.profile.kind == "where":

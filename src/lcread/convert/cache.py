@@ -1,0 +1,154 @@
+"""Converted text, cached by the source's content hash, size-bounded, written atomically.
+
+An entry is `<hash>.txt` (the text) and `<hash>.map.json` (where its lines came from). A small index
+remembers (path, size, modification time) -> hash, so an unchanged file is not hashed again. Entries are
+written to temporary names and renamed when complete: a crash or a refused file leaves nothing half
+written. Past the size bound, the least recently used entries go.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+VERSION = "1"  # part of every key: a change in how a format is converted invalidates old entries
+
+
+@dataclass
+class SourceMap:
+    """Where the lines of a converted text came from."""
+
+    kind: str
+    source: str
+    marks: list[tuple[int, str]] = field(default_factory=list)
+    """(first line, place) in line order: "page 12", "Terms > Refunds", ..."""
+
+    def locate(self, line: int) -> str:
+        i = bisect.bisect_right([m[0] for m in self.marks], line) - 1
+        place = self.marks[i][1] if i >= 0 else ""
+        return f"{self.source}, {place}" if place and self.kind in ("gzip", "bz2", "xz", "zstd") else \
+            (place or self.source)
+
+
+class Marks(list):
+    """What a converter records while it writes: (line, place) pairs and the line count so far."""
+
+    def __init__(self, kind: str, source: str):
+        super().__init__()
+        self.kind, self.source, self.lines = kind, source, 0
+
+    def write(self, out, text: str) -> None:
+        """Write text (ending in a newline) and count its lines."""
+        data = text.encode("utf-8")
+        out.write(data)
+        self.lines += data.count(b"\n")
+
+    def here(self, place: str) -> None:
+        self.append((self.lines + 1, place))
+
+
+class ConvertCache:
+    def __init__(self, folder: Path, max_bytes: int, max_expanded: int):
+        self.folder = folder
+        self.max_bytes = max_bytes
+        self.max_expanded = max_expanded
+
+    def key(self, path: Path) -> str:
+        st = os.stat(path)
+        stamp = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}"
+        index = self._index()
+        if stamp in index and (self.folder / f"{index[stamp]}.txt").exists():
+            return index[stamp]
+        digest = hashlib.sha256(VERSION.encode())
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+        key = digest.hexdigest()[:32]
+        index[stamp] = key
+        self._save_index(index)
+        return key
+
+    def get(self, key: str) -> tuple[Path, SourceMap] | None:
+        text, meta = self.folder / f"{key}.txt", self.folder / f"{key}.map.json"
+        if not (text.exists() and meta.exists()):
+            return None
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        os.utime(meta)  # recently used
+        return text, SourceMap(data["kind"], data["source"], [tuple(m) for m in data["marks"]])
+
+    @contextlib.contextmanager
+    def writing(self, key: str):
+        """Yield (binary text file, Marks); on success both are renamed into place, else removed."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".converting-", suffix=".txt")
+        marks = Marks("", "")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                yield out, marks
+            meta = Path(tmp).with_suffix(".json")
+            meta.write_text(json.dumps({"kind": marks.kind, "source": marks.source, "marks": list(marks)}),
+                            encoding="utf-8")
+            os.replace(tmp, self.folder / f"{key}.txt")
+            os.replace(meta, self.folder / f"{key}.map.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            Path(tmp).with_suffix(".json").unlink(missing_ok=True)
+            raise
+        self.evict(keep=key)
+
+    def entries(self) -> list[tuple[Path, int, float]]:
+        """(text file, bytes with its map, last use) of every entry."""
+        out = []
+        for meta in self.folder.glob("*.map.json") if self.folder.is_dir() else []:
+            text = self.folder / meta.name.replace(".map.json", ".txt")
+            try:
+                out.append((text, text.stat().st_size + meta.stat().st_size, meta.stat().st_mtime))
+            except OSError:
+                continue
+        return out
+
+    def evict(self, keep: str | None = None) -> None:
+        entries = sorted(self.entries(), key=lambda e: e[2])
+        total = sum(size for _, size, _ in entries)
+        for text, size, _ in entries:
+            if total <= self.max_bytes:
+                break
+            if keep and text.name.startswith(keep):
+                continue
+            text.unlink(missing_ok=True)
+            (self.folder / text.name.replace(".txt", ".map.json")).unlink(missing_ok=True)
+            total -= size
+
+    def info(self) -> dict:
+        entries = self.entries()
+        return {"folder": str(self.folder), "entries": len(entries), "bytes": sum(s for _, s, _ in entries),
+                "max_bytes": self.max_bytes}
+
+    def clear(self) -> int:
+        entries = self.entries()
+        for text, _, _ in entries:
+            text.unlink(missing_ok=True)
+            (self.folder / text.name.replace(".txt", ".map.json")).unlink(missing_ok=True)
+        (self.folder / "index.json").unlink(missing_ok=True)
+        for stale in self.folder.glob(".converting-*") if self.folder.is_dir() else []:
+            stale.unlink(missing_ok=True)
+        return len(entries)
+
+    def _index(self) -> dict:
+        try:
+            return json.loads((self.folder / "index.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+
+    def _save_index(self, index: dict) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".index-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(dict(list(index.items())[-5000:]), f)
+        os.replace(tmp, self.folder / "index.json")

@@ -1,0 +1,242 @@
+"""Each format's converter: bytes in, UTF-8 text out (with page markers or markdown headings), and the
+places its lines came from. Libraries do the parsing: pypdfium2 (PDFium) for PDF, python-docx for Word,
+lxml for HTML, the standard library and zstandard for compressed files."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+from lcread.errors import LcreadError
+
+EXTRA = "pip install 'lcread[docs]'"
+BLOCK = 1 << 20
+
+
+def sniff(head: bytes, name: str = "") -> str:
+    """The format of a file from its first bytes (and, for HTML without a doctype, its name)."""
+    if head.startswith(b"%PDF-"):
+        return "pdf"
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip"
+    if head.startswith(b"BZh") and len(head) > 3 and head[3:4].isdigit():
+        return "bz2"
+    if head.startswith(b"\xfd7zXZ\x00"):
+        return "xz"
+    if head.startswith(b"\x28\xb5\x2f\xfd"):
+        return "zstd"
+    if head.startswith(b"PK\x03\x04"):
+        return "docx" if b"word/" in head or b"[Content_Types].xml" in head else "zip"
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if start.startswith((b"<!doctype html", b"<html", b"<?xml")) and (b"<html" in head.lower()):
+        return "html"
+    if name.lower().endswith((".html", ".htm", ".xhtml")) and b"<" in head and b"\x00" not in head:
+        return "html"
+    return "text"
+
+
+def _need(module: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise LcreadError(f"reading this file needs {module.split('.')[0]}: {EXTRA}") from None
+
+
+def pdf(path: Path, out, marks, label: str, limit: int, progress) -> None:
+    pdfium = _need("pypdfium2")
+    try:
+        doc = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as e:
+        if "password" in str(e).lower():
+            raise LcreadError(f"{label} is an encrypted PDF: decrypt it first (e.g. qpdf --decrypt "
+                              f"--password=... {label} plain.pdf)") from None
+        raise LcreadError(f"{label} is not a readable PDF ({e})") from None
+    marks.kind, marks.source = "pdf", label
+    chars = 0
+    try:
+        for number in range(1, len(doc) + 1):
+            page = doc[number - 1]
+            textpage = page.get_textpage()
+            text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n").replace("\x0c", "\n").replace("\x00", "")
+            textpage.close()
+            page.close()
+            marks.here(f"page {number}")
+            marks.write(out, f"[page {number}]\n" + (text.rstrip() + "\n" if text.strip() else ""))
+            chars += len(text.strip())
+            progress(label, number, len(doc))
+    finally:
+        doc.close()
+    if not chars:
+        raise LcreadError(f"{label} has no text layer (a scanned PDF?): OCR it first, e.g. ocrmypdf {label} "
+                          "with-text.pdf")
+
+
+def docx(path: Path, out, marks, label: str, limit: int, progress) -> None:
+    document_module = _need("docx")
+    try:
+        document = document_module.Document(str(path))
+    except Exception:  # noqa: BLE001 - python-docx raises several kinds for a file that is not Word
+        raise LcreadError(f"{label} is not a Word document (DOCX) that can be read") from None
+    marks.kind, marks.source = "docx", label
+    path_of: list[str] = []
+    for block in document.iter_inner_content():
+        if hasattr(block, "rows"):  # a table: one line per row
+            for row in block.rows:
+                cells = [" ".join(c.text.split()) for c in row.cells]
+                marks.write(out, " | ".join(dict.fromkeys(cells)) + "\n")
+            continue
+        text = " ".join(block.text.split())
+        style = (block.style.name if block.style is not None else "") or ""
+        level = _heading_level(style)
+        if level and text:
+            path_of[:] = path_of[:level - 1] + [text]
+            marks.here(" > ".join(path_of))
+            marks.write(out, "#" * level + " " + text + "\n")
+        elif text:
+            marks.write(out, text + "\n")
+
+
+def _heading_level(style: str) -> int:
+    if style == "Title":
+        return 1
+    m = re.match(r"Heading (\d)", style)
+    return int(m.group(1)) if m else 0
+
+
+_SKIP = {"script", "style", "noscript", "template", "head", "svg", "iframe", "object"}
+_HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_BLOCKS = {"p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr", "td", "th", "dt", "dd", "dl",
+           "section", "article", "header", "footer", "main", "nav", "aside", "figure", "figcaption", "caption",
+           "form", "fieldset", "address", "hr", "br", "body", "html", "details", "summary"}
+
+
+def html(path: Path, out, marks, label: str, limit: int, progress) -> None:
+    lxml_html = _need("lxml.html")
+    try:
+        root = lxml_html.parse(str(path)).getroot()
+    except Exception as e:  # noqa: BLE001 - lxml's parse errors
+        raise LcreadError(f"{label} is not readable HTML ({e})") from None
+    if root is None:
+        raise LcreadError(f"{label} holds no HTML")
+    marks.kind, marks.source = "html", label
+    writer = _HtmlText(out, marks)
+    title = root.findtext(".//title")
+    if title and title.strip():
+        writer.heading(1, " ".join(title.split()))
+    writer.walk(root.find("body") if root.find("body") is not None else root)
+    writer.flush()
+
+
+class _HtmlText:
+    """Text in reading order: inline text gathered into lines, a block ends a line, headings as markdown."""
+
+    def __init__(self, out, marks):
+        self.out, self.marks, self.buffer, self.path = out, marks, [], []
+
+    def flush(self) -> None:
+        text = " ".join("".join(self.buffer).split())
+        if text:
+            self.marks.write(self.out, text + "\n")
+        self.buffer = []
+
+    def heading(self, level: int, text: str) -> None:
+        self.flush()
+        self.path[:] = self.path[:level - 1] + [text]
+        self.marks.here(" > ".join(self.path))
+        self.marks.write(self.out, "#" * level + " " + text + "\n")
+
+    def walk(self, el) -> None:
+        tag = el.tag.lower().split("}")[-1] if isinstance(el.tag, str) else ""
+        if tag in _SKIP or not isinstance(el.tag, str):
+            if el.tail:
+                self.buffer.append(el.tail)
+            return
+        if tag in _HEADINGS:
+            self.heading(_HEADINGS[tag], " ".join(el.text_content().split()))
+        elif tag == "pre":
+            self.flush()
+            for line in el.text_content().splitlines():
+                self.marks.write(self.out, line.rstrip() + "\n")
+        else:
+            if tag in _BLOCKS:
+                self.flush()
+            if el.text:
+                self.buffer.append(el.text)
+            for child in el:
+                self.walk(child)
+            if tag in _BLOCKS:
+                self.flush()
+        if el.tail:
+            self.buffer.append(el.tail)
+
+
+def _opener(kind: str):
+    if kind == "gzip":
+        import gzip
+
+        return gzip.open
+    if kind == "bz2":
+        import bz2
+
+        return bz2.open
+    if kind == "xz":
+        import lzma
+
+        return lzma.open
+    zstandard = _need("zstandard")
+    return lambda f: zstandard.ZstdDecompressor().stream_reader(f)
+
+
+def compressed(kind: str):
+    def convert(path: Path, out, marks, label: str, limit: int, progress) -> None:
+        """Decompress in blocks, refusing past `limit` bytes. Text streams straight into the cache; a PDF,
+        Word or HTML file inside is unpacked to a temporary file first and converted."""
+        size = max(path.stat().st_size, 1)
+        with open(path, "rb") as source, _opener(kind)(source) as stream:
+            first = _read(stream, label)
+            inside = sniff(first[:8192], path.name.rsplit(".", 1)[0])
+            if inside == "text":
+                marks.kind, marks.source, marks.lines = kind, label, -1  # one source for every line
+                _copy(first, stream, out, label, limit, lambda: progress(label, source.tell(), size))
+                return
+            with tempfile.NamedTemporaryFile(prefix="lcread-unpack-", delete=False) as raw:
+                inner = Path(raw.name)
+                _copy(first, stream, raw, label, limit, lambda: progress(label, source.tell(), size))
+        try:
+            CONVERTERS[inside](inner, out, marks, label, limit, progress)
+            marks.source = label
+        finally:
+            inner.unlink(missing_ok=True)
+    return convert
+
+
+def _copy(first: bytes, stream, dest, label: str, limit: int, tick) -> None:
+    written, block = 0, first
+    while block:
+        written += len(block)
+        if written > limit:
+            raise LcreadError(f"{label} expands past {limit:,} bytes (a decompression bomb?): refused; raise "
+                              "the limit with LCREAD_MAX_EXPANDED if you trust it")
+        dest.write(block)
+        tick()
+        block = _read(stream, label)
+
+
+def _read(stream, label: str) -> bytes:
+    try:
+        return stream.read(BLOCK)
+    except EOFError:
+        raise LcreadError(f"{label} is truncated: the compressed stream ends early") from None
+    except OSError as e:
+        raise LcreadError(f"{label} is damaged ({e})") from None
+
+
+def zip_archive(path: Path, out, marks, label: str, limit: int, progress) -> None:
+    raise LcreadError(f"{label} is a zip archive, not a Word document: unpack it and give lcread its files")
+
+
+CONVERTERS = {"pdf": pdf, "docx": docx, "html": html, "zip": zip_archive,
+              **{k: compressed(k) for k in ("gzip", "bz2", "xz", "zstd")}}

@@ -1,0 +1,185 @@
+"""Real documents: PDF, Word, HTML and compressed files become text with a map back to their source;
+each is converted once; bad and hostile files are one-line errors that leave nothing in the cache."""
+
+import bz2
+import gzip
+import lzma
+import zipfile
+
+import pytest
+
+from conftest import run_cli
+from lcread.convert import ConvertCache
+from lcread.documents import DocumentStore
+from lcread.errors import LcreadError
+from lcread.tools import ToolRunner, parse
+
+
+@pytest.fixture
+def cache(tmp_path):
+    return ConvertCache(tmp_path / "cache", max_bytes=50 << 20, max_expanded=5 << 20)
+
+
+def make_pdf(path, pages: dict[int, str], count: int, password: str | None = None):
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for number in range(1, count + 1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, pages.get(number, f"Filler text of page {number} about nothing in particular."))
+    if password:
+        pdf.set_encryption(owner_password="owner", user_password=password)
+    pdf.output(str(path))
+    return path
+
+
+def open_store(path, cache):
+    return DocumentStore.open([str(path)], cache=cache)
+
+
+def test_a_pdf_becomes_text_with_page_markers_and_a_page_map(tmp_path, cache):
+    pdf = make_pdf(tmp_path / "manual.pdf", {3: "The refund is capped at 40 euros."}, 5)
+    with open_store(pdf, cache) as store:
+        doc = store.docs[0]
+        tools = ToolRunner(store)
+        hit = tools.run(parse("grep -p refund")).text.splitlines()
+        assert hit[0] == "manual.pdf=5=[page 3]" and hit[1].startswith("manual.pdf:6:The refund is capped")
+        assert doc.source.locate(6) == "page 3" and doc.source.locate(1) == "page 1"
+        assert "converted from PDF" in store.warnings[0]
+
+
+def test_a_second_open_converts_nothing(tmp_path, cache):
+    pdf = make_pdf(tmp_path / "m.pdf", {}, 3)
+    with open_store(pdf, cache) as first:
+        assert "in " in first.warnings[0]
+    with open_store(pdf, cache) as second:
+        assert "from the cache" in second.warnings[0] and second.docs[0].lines == first.docs[0].lines
+    assert cache.info()["entries"] == 1
+
+
+def test_the_cache_is_bounded_and_can_be_cleared(tmp_path):
+    small = ConvertCache(tmp_path / "c", max_bytes=1, max_expanded=1 << 20)
+    for i in range(3):
+        with open_store(make_pdf(tmp_path / f"{i}.pdf", {1: f"document {i}"}, 1), small):
+            pass
+    assert small.info()["entries"] == 1  # only the newest is kept over the bound
+    assert small.clear() == 1 and small.info()["entries"] == 0
+
+
+def test_word_documents_keep_their_heading_path(tmp_path, cache):
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Terms", 1)
+    document.add_paragraph("General terms.")
+    document.add_heading("Refunds", 2)
+    document.add_paragraph("The refund is capped at 40 euros.")
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "fee", "12 euros"
+    path = tmp_path / "contract.docx"
+    document.save(str(path))
+    with open_store(path, cache) as store:
+        tools = ToolRunner(store)
+        assert tools.run(parse("grep -p capped")).text.splitlines()[0] == "contract.docx=3=# Terms > ## Refunds"
+        line = int(tools.run(parse("grep capped")).text.split(":")[1])
+        assert store.docs[0].source.locate(line) == "Terms > Refunds"
+        assert "fee | 12 euros" in tools.run(parse("grep fee")).text
+
+
+def test_html_becomes_text_with_headings_and_no_script(tmp_path, cache):
+    page = tmp_path / "page.xhtml"
+    page.write_text("<?xml version='1.0'?><html><head><title>Guide</title><script>var x = 'SECRET';</script></head>"
+                    "<body><h1>Install</h1><p>Run <b>pip</b> install.</p><h2>Offline</h2><div>Set the "
+                    "<i>cache</i> folder.<p>Then go.</p></div></body></html>")
+    with open_store(page, cache) as store:
+        text = ToolRunner(store).run(parse("read page.xhtml 1 20")).text
+        assert "SECRET" not in text and "Run pip install." in text and "Set the cache folder." in text
+        assert store.docs[0].source.locate(store.docs[0].lines) == "Install > Offline"
+
+
+@pytest.mark.parametrize("suffix,opener", [(".gz", gzip.open), (".bz2", bz2.open), (".xz", lzma.open)])
+def test_compressed_logs_are_read_and_cited_by_file(tmp_path, cache, suffix, opener):
+    path = tmp_path / f"app.log.1{suffix}"
+    with opener(path, "wt") as f:
+        f.write("".join(f"10:{i:02d} INFO ok\n" for i in range(60)) + "10:61 ERROR disk full\n")
+    with open_store(path, cache) as store:
+        assert ToolRunner(store).run(parse("grep ERROR")).text.endswith(":61:10:61 ERROR disk full")
+        assert store.docs[0].source.locate(61) == str(path)
+
+
+def test_zstd_and_a_pdf_inside_a_compressed_file(tmp_path, cache):
+    import zstandard
+
+    log = tmp_path / "a.log.zst"
+    log.write_bytes(zstandard.ZstdCompressor().compress(b"alpha\nbeta 42\n"))
+    pdf = make_pdf(tmp_path / "inner.pdf", {2: "Inner page two."}, 2)
+    packed = tmp_path / "inner.pdf.gz"
+    packed.write_bytes(gzip.compress(pdf.read_bytes()))
+    with DocumentStore.open([str(log), str(packed)], cache=cache) as store:
+        assert store.docs[0].lines == 2
+        line = int(ToolRunner(store).run(parse("grep Inner inner.pdf.gz")).text.split(":")[1])
+        assert store.docs[1].source.locate(line) == "page 2"
+
+
+def no_half_files(cache) -> bool:
+    return not list(cache.folder.glob(".converting-*")) if cache.folder.exists() else True
+
+
+def test_bad_files_are_one_line_errors_that_leave_no_half_written_entry(tmp_path, cache):
+    encrypted = make_pdf(tmp_path / "locked.pdf", {1: "secret"}, 1, password="pw")
+    with pytest.raises(LcreadError, match="encrypted PDF: decrypt it first"):
+        open_store(encrypted, cache)
+
+    from fpdf import FPDF
+
+    scanned = FPDF()
+    scanned.add_page()
+    scanned.rect(20, 20, 100, 100, style="F")  # a drawing, no text
+    scanned.output(str(tmp_path / "scan.pdf"))
+    with pytest.raises(LcreadError, match="no text layer .* OCR it first"):
+        open_store(tmp_path / "scan.pdf", cache)
+
+    truncated = tmp_path / "cut.log.gz"
+    truncated.write_bytes(gzip.compress("".join(f"line {i}\n" for i in range(50_000)).encode())[:3000])
+    with pytest.raises(LcreadError, match="is truncated"):
+        open_store(truncated, cache)
+
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b"a" * (20 << 20)))  # 20 MB of one byte, past the 5 MB bound
+    with pytest.raises(LcreadError, match="expands past 5,242,880 bytes"):
+        open_store(bomb, cache)
+
+    fake = tmp_path / "fake.docx"
+    with zipfile.ZipFile(fake, "w") as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml", "not xml at all <<<")
+    with pytest.raises(LcreadError, match="is not a Word document"):
+        open_store(fake, cache)
+
+    archive = tmp_path / "stuff.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("a.txt", "hello")
+    with pytest.raises(LcreadError, match="is a zip archive"):
+        open_store(archive, cache)
+
+    damaged = tmp_path / "damaged.pdf"
+    damaged.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 100)
+    with pytest.raises(LcreadError, match="damaged.pdf"):
+        open_store(damaged, cache)
+    assert no_half_files(cache) and cache.info()["entries"] == 0
+
+
+def test_cache_commands(tmp_path):
+    env = {"LCREAD_CACHE_DIR": str(tmp_path / "c")}
+    pdf = make_pdf(tmp_path / "x.pdf", {1: "The answer is on page one."}, 2)
+    proc = run_cli("ask", str(pdf), "  ", env=env)
+    assert proc.returncode == 1  # the question is refused before anything is converted
+    from lcread.documents import DocumentStore as Store  # noqa: N813
+
+    with Store.open([str(pdf)], cache=ConvertCache(tmp_path / "c" / "converted", 1 << 30, 1 << 30)):
+        pass
+    info = run_cli("cache", "info", env=env)
+    assert "1 converted documents" in info.stdout.decode()
+    cleared = run_cli("cache", "clear", env=env)
+    assert "removed 1 converted documents" in cleared.stdout.decode()
