@@ -171,7 +171,7 @@ def test_bad_files_are_one_line_errors_that_leave_no_half_written_entry(tmp_path
 
 
 def test_cache_commands(tmp_path):
-    env = {"LCREAD_CACHE_DIR": str(tmp_path / "c")}
+    env = {"LCREAD_CONVERT_DIR": str(tmp_path / "c" / "converted")}
     pdf = make_pdf(tmp_path / "x.pdf", {1: "The answer is on page one."}, 2)
     proc = run_cli("ask", str(pdf), "  ", env=env)
     assert proc.returncode == 1  # the question is refused before anything is converted

@@ -277,7 +277,7 @@ def test_on_which_page_of_a_pdf_on_the_embedded_model(tmp_path):
     path = tmp_path / "station-manual.pdf"
     pdf.output(str(path))
     proc = run_cli("ask", str(path), "On which page is the warranty of the Halvorsen pump given?", "--json",
-                   env={"LCREAD_CACHE_DIR": str(tmp_path / "cache")})
+                   env={"LCREAD_CONVERT_DIR": str(tmp_path / "cache")})
     out = json.loads(proc.stdout)
     assert "17" in out["answer"] and out["verified"], (out["answer"], out["missing"])
     assert out["citations"][0]["place"] == "page 17"

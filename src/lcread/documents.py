@@ -277,7 +277,8 @@ def default_cache() -> ConvertCache:
     from lcread.config import ConvertConfig, cache_dir
 
     config = ConvertConfig()
-    return ConvertCache(cache_dir() / "converted", config.cache_bytes, config.max_expanded)
+    folder = os.environ.get("LCREAD_CONVERT_DIR") or cache_dir() / "converted"
+    return ConvertCache(Path(folder), config.cache_bytes, config.max_expanded)
 
 
 def _row(d: Document) -> str:
