@@ -122,9 +122,23 @@ class Verifier:
         for atom in main:
             for s in found[atom]:
                 links = self._carries(s)
-                if links is not None:
+                if links is not None and self._relates(atom, s, links):
                     return Verdict(True, [cite(x) for x in [s, *links]])
         return self._unlinked(main[0] if main else atoms[0], found)
+
+    def _relates(self, atom: str, s: Sentence, links: list[Sentence]) -> bool:
+        """Beyond naming the same things, the sentence speaks of what is asked: one of the question's other
+        words is there (or in a linking sentence); and a number answering "how many beds" is a number of
+        beds, not of something else on the same line."""
+        p = self.profile
+        if p.terms and p.keywords and not any(_prefix(stem(k), x.context) for k in p.keywords for x in [s, *links]):
+            return False
+        if p.answer_type == "number" and p.count_words:
+            nouns = [stem(w) for w in p.count_words]
+            near = re.search(rf"(?<![\d.]){re.escape(atom)}(?![\d.])(?:\s+\S+){{0,3}}", s.norm)
+            before = s.norm[:near.start()][-40:] if near else ""
+            return near is not None and any(_prefix(n, near.group(0) + " " + before) for n in nouns)
+        return True
 
     _choice = _lookup
 
@@ -458,7 +472,10 @@ class Verifier:
         if self.profile.kind == "page":
             return sorted(set(self._pages().values()), key=int)
         if self.profile.kind == "choice":
-            return [f"{letter}) {text}" for letter, text in self.profile.options]
+            options = [f"{letter}) {text}" for letter, text in self.profile.options]
+            grounded = [f"{letter}) {text}" for letter, text in self.profile.options
+                        if any(has(s.norm, text) and self._carries(s) is not None for s in self.log.sentences())]
+            return grounded or options
         if self.profile.kind == "where":
             fragment = norm(self.profile.quote or "")[:40]
             return list(dict.fromkeys(p.section[1].split(" > ")[-1] for p in self.log.pieces

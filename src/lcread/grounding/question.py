@@ -88,12 +88,11 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
         profile.kind = "summary"
     elif _COUNT.search(q):
         profile.kind, profile.answer_type = "count", "number"
-        head = re.search(r"\bhow many\s+(.+?)\s+(?:did|does|do|are|were|is|was|have|has|had|in|on|at|for|by)\b", q, re.I)
-        words = content_words(head.group(1)) if head else []
-        profile.count_words = [w for w in words if w not in ("times", "occurrences")]
+        profile.count_words = _counted(q)
     elif _YESNO.search(q) and not _NUMBER_ASK.search(q):
         profile.kind, profile.answer_type = "yesno", "yesno"
     else:
+        profile.count_words = _counted(q)
         parts = _parts(q, terms)
         plural = _asks_plural(q)
         if len(parts) >= 2 and plural:
@@ -119,6 +118,14 @@ def either_or(q: str) -> list[tuple[str, str]]:
 
 def norm_eq(a: str, b: str) -> bool:
     return a.strip().lower() == b.strip().lower()
+
+
+def _counted(q: str) -> list[str]:
+    """What "how many" counts: "How many gale warnings were logged ..." -> gale, warnings."""
+    head = re.search(r"\bhow many\s+(.+?)(?:\s+(?:did|does|do|are|were|is|was|have|has|had|in|on|at|for|by|"
+                     r"of|were|will|would|can|could)\b|\?|$)", q, re.I)
+    words = content_words(head.group(1)) if head else []
+    return [w for w in words if w not in ("times", "occurrences")]
 
 
 def _answer_type(q: str) -> str:
