@@ -48,6 +48,9 @@ class Verifier:
         p = self.profile
         if p.kind == "summary":
             return Verdict(True, applies=False, missing="an open question: no sufficiency check applies")
+        if p.comparison and self._option_text(answer.strip()) is not None:
+            return Verdict(True, self.locate(self._option_text(answer.strip())), applies=False,
+                           missing="a comparison: the lines show each side, not which one wins")
         answer = _LABEL.sub("", answer.strip()).strip().strip('"').rstrip(".")
         if p.kind == "choice":
             answer = self._option_text(answer)

@@ -62,6 +62,9 @@ class Profile:
     quote: str | None = None
     """For kind 'where': the quoted text whose place is asked."""
     options: list[tuple[str, str]] = field(default_factory=list)
+    comparison: bool = False
+    """An either-or question ("Which is older, X or Y?"): the evidence can show both facts, not the
+    comparison, so no predicate decides it."""
     count_words: list[str] = field(default_factory=list)
     """For kind 'count': the words of what is counted ("gale warnings")."""
 
@@ -72,11 +75,13 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
     terms = distinguishing_terms(q, quotes)
     keywords = [w for w in content_words(q) if not any(w in t.lower() for t in terms)]
     answer_type = _answer_type(q)
+    comparison = False
     if not options:
         options = either_or(q)
         if options:
+            comparison = True
             terms = [t for t in terms if not any(norm_eq(t, text) or t in text for _, text in options)]
-    profile = Profile(q, "lookup", answer_type, terms, keywords, options=list(options or []))
+    profile = Profile(q, "lookup", answer_type, terms, keywords, options=list(options or []), comparison=comparison)
     if options:
         profile.kind = "choice"
     elif _PAGE_ASK.search(q):
@@ -202,9 +207,14 @@ def _parts(q: str, terms: list[str]) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A crude stem: enough to let 'embed' find 'embedded' and 'warnings' find 'warning'."""
+    """A crude, conservative stem, matched as a word prefix: 'embed' finds 'embedded', 'warnings' finds
+    'warning', 'deliveries' finds 'delivery', but 'musical' does not find 'Musik'."""
     word = word.lower()
-    return word[:max(4, len(word) - 3)] if len(word) > 5 else word.rstrip("s") or word
+    for ending, instead in (("ies", "y"), ("sses", "ss"), ("s", "")):
+        if word.endswith(ending) and len(word) > len(ending) + 2 and not word.endswith("ss"):
+            word = word[: -len(ending)] + instead
+            break
+    return word[:max(5, len(word) - 2)] if len(word) > 6 else word
 
 
 _OPTION = re.compile(r"(?:^|\s|\()([A-J])[\)\.:]\s+(.+?)(?=\s+\(?[A-J][\)\.:]\s+|$)", re.S)
