@@ -95,6 +95,20 @@ def write_lines(path: Path, size: int) -> None:
         f.write(b"2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9\n")
 
 
+def write_pdf(path: Path, pages: int) -> None:
+    """A manual of `pages` pages of ordinary prose (fpdf2, from the test extra)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=10)
+    prose = ("Routine maintenance of the pumping station follows the schedule below. Check each valve, record "
+             "the pressure, and report any leak to the duty engineer before the end of the shift. ") * 6
+    for number in range(1, pages + 1):
+        pdf.add_page()
+        pdf.multi_cell(0, 5, f"Section {number}: pump {number} \n{prose}")
+    pdf.output(str(path))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, default=Path("/tmp/lcread-huge"))
@@ -120,6 +134,14 @@ def main() -> None:
         measure(packed, ["grep -i 'quota exceeded'", "tail -n 1 app.log.gz"])
         print("the same .gz again (converted text from the cache)")
         measure(packed, ["grep -i 'quota exceeded'"])
+
+        manual = args.folder / "manual.pdf"
+        if not manual.exists():
+            write_pdf(manual, 1000)
+        print(f"a generated 1,000-page PDF ({manual.stat().st_size:,} bytes)")
+        measure(manual, ["grep -p 'pump 777 '"])
+        print("the same PDF again (converted text from the cache)")
+        measure(manual, ["grep -p 'pump 777 '"])
 
         line = args.folder / "one-line.json"
         if not line.exists():

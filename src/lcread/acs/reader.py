@@ -17,7 +17,7 @@ from lcread.acs.rules import AnswerState, stability
 from lcread.agent.result import RunResult, RunStats
 from lcread.config import AcsConfig
 from lcread.display import Display
-from lcread.errors import LcreadError
+from lcread.errors import LcreadError, ModelError
 from lcread.models import Model, Reply
 from lcread.trace import Trace
 
@@ -91,6 +91,9 @@ class FoldReader:
             state, reason = self.read(question, chunks, states, gates, records)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last answer state read, marked as not final
             reason = "interrupted"
+            state = states[-1] if states else None
+        except ModelError as e:  # the backend failed for good: the last answer state read, not final
+            reason = f"model error: {e}"
             state = states[-1] if states else None
         return self.finish(state, reason, chunks_read=self.stats.steps, total=n, records=records)
 
@@ -214,8 +217,8 @@ class FoldReader:
         answer = state.answer if state else ""
         if self.probe.options and state:
             answer = f"{state.answer}) {dict(self.probe.options)[state.answer]}"
-        result = AcsResult(answer, reason != "interrupted", reason, self.mode, self.model.name, self.stats,
-                           chunks_read=chunks_read,
+        final = reason == "read to the end" or reason.endswith(" stopped")
+        result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=chunks_read,
                            chunks_total=total, states=records, tokens_by_kind=dict(self.by_kind))
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=True, reason=reason,
