@@ -175,3 +175,61 @@ def test_chunk_of_converts_character_offsets_to_bytes(write):
     at = text.index("x")  # character 151, byte 301
     assert chunk_of(chunks, at) == next(c.index for c in chunks if c.start <= 301 < c.end)
     assert chunk_of(chunks, at) > chunk_of(chunks, 0)
+
+
+OPTIONS = [("A", "5120"), ("B", "7261"), ("C", "9034")]
+
+
+def likelihood_scorer(messages, continuations):
+    """Without notes the model prefers A (a prior to calibrate away); with the needle in the notes, B."""
+    text = messages[-1]["content"]
+    base = {"5120": -1.0, "7261": -3.0, "9034": -3.5}
+    if NEEDLE in text:
+        base["7261"] = 5.0
+    return [base[c] for c in continuations]
+
+
+def mc_brain():
+    def reply(messages):
+        text = messages[-1]["content"]
+        assert "5120" not in text  # the fold never shows the options
+        return "The vault code is 7261." if NEEDLE in text else "nothing relevant"
+    return reply
+
+
+def test_the_likelihood_probe_is_calibrated_and_stops_once_the_notes_hold_the_answer(store):
+    model = ScriptedModel([mc_brain()] * 50, scorer=likelihood_scorer)
+    config = AcsConfig(chunk_chars=200, notes_chars=600)
+    probe = Probe(model, QUESTION, OPTIONS, kind="auto")
+    assert probe.kind == "likelihood"
+    reader = FoldReader(model, probe, AcsPolicy(0.99, 0.05, 3), SilentDisplay(), MemoryTrace(), config)
+    result = reader.run(QUESTION, chunk_store(store, 200))
+    first = result.states[0]
+    assert first["eligible"] is False  # empty notes: the prior alone, calibrated to uniform, cannot stop
+    assert first["posterior"]["A"] == pytest.approx(1 / 3, abs=1e-6)
+    assert result.answer == "B) 7261" and result.reason == "acs stopped" and result.chunks_read < 6
+    assert all(s["probe"] == "likelihood" for s in result.states)
+    prior_calls = [c for c in model.calls if "continuations" in c and "(no notes yet)" in c["messages"][-1]["content"]]
+    assert len(prior_calls) == 1  # the prior is computed once per question
+
+
+def test_the_letters_probe_is_used_where_the_backend_cannot_score(store):
+    model = ScriptedModel([], supports_logprobs=True)
+    assert Probe(model, QUESTION, OPTIONS).kind == "letters"
+    with pytest.raises(LcreadError, match="--probe likelihood needs a backend that scores"):
+        Probe(model, QUESTION, OPTIONS, kind="likelihood")
+
+
+def test_a_state_from_empty_notes_is_never_eligible(store):
+    model = ScriptedModel([draft("7261", 0.9999)] * 5)
+    state, _ = Probe(model, QUESTION, []).read("")
+    assert not state.eligible and state.answer == "7261"
+
+
+def test_open_ended_confidence_counts_the_answers_own_tokens():
+    from lcread.acs.rules import answer_confidence
+
+    tokens = [("Answer", math.log(0.3)), (":", math.log(0.9)), (" 72", math.log(0.99)), ("61", math.log(0.98))]
+    assert answer_confidence(tokens) == pytest.approx(0.98)
+    assert answer_confidence(tokens, "mean") == pytest.approx(math.sqrt(0.99 * 0.98))
+    assert answer_confidence([("72", math.log(0.5)), ("61", math.log(0.9))]) == pytest.approx(0.5)

@@ -88,6 +88,8 @@ def ask(
     options: Annotated[Optional[list[str]], typer.Option("--options", help="acs: answer options, e.g. "
                                                          "--options 'A) Anne' --options 'B) Elinor'.")] = None,
     stop: Annotated[Optional[str], typer.Option(help="acs: stopping policy: acs, full, random, verbalized, end.")] = None,
+    probe: Annotated[Optional[str], typer.Option(help="acs, multiple choice: likelihood (option texts scored after "
+                                                      "the notes, calibrated), letters (the paper's), or auto.")] = None,
     theta: Annotated[Optional[float], typer.Option(help="acs: confidence threshold (0.995).")] = None,
     epsilon: Annotated[Optional[float], typer.Option(help="acs: stability threshold (0.05).")] = None,
     window: Annotated[Optional[int], typer.Option(help="acs: stability window w (3).")] = None,
@@ -121,7 +123,7 @@ def ask(
         mode=mode, options=options, select=select_config,
         tools=_config(ToolConfig, read_chars=read_chars),
         acs=_config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
-                    notes_chars=notes_chars, seed=seed))
+                    notes_chars=notes_chars, seed=seed, probe=probe))
     if mode not in MODES:
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base, timeout=call_timeout)
@@ -238,6 +240,8 @@ def bench(
     api_base: Annotated[Optional[str], typer.Option(help="Base URL of the model server.")] = None,
     chunk_chars: Annotated[Optional[int], typer.Option(help="acs: characters per chunk.")] = None,
     notes_chars: Annotated[Optional[int], typer.Option(help="acs: cap on the running notes.")] = None,
+    probes: Annotated[str, typer.Option(help="acs, multiple choice: probes read side by side on the same reading: "
+                                             "auto, letters, likelihood (comma-separated).")] = "auto",
     out: Annotated[Path, typer.Option(help="Folder for the tasks, results.json, report.png and trace.")] = Path("bench-results/run"),
 ) -> None:
     """Measure every mode and stopping policy side by side on the same generated tasks."""
@@ -261,7 +265,9 @@ def bench(
         sizes = [int(x) for x in lengths.split(",") if x]
     except ValueError:
         raise LcreadError(f"--lengths takes whole numbers of characters, not {lengths!r}") from None
-    config = _config(AcsConfig, chunk_chars=chunk_chars, notes_chars=notes_chars)
+    for kind in probes.split(","):
+        _config(AcsConfig, probe=kind)  # each must be a probe kind
+    config = _config(AcsConfig, chunk_chars=chunk_chars, notes_chars=notes_chars).model_copy(update={"probe": probes})
     console = Console(stderr=True)
     generated = make_tasks(picked["suites"], tasks, sizes, seed, out / "tasks")
     llm = get_model(_config(ModelConfig, name=model or env_model() or "local", api_base=api_base))

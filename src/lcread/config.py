@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -68,8 +69,13 @@ class AcsConfig(_Config):
     """Largest mean change over the window for the state to count as stable."""
     window: int = Field(3, ge=2)
     """w: how many recent answer states the stability test looks at."""
-    stop: str = Field("acs", pattern="^(acs|full|random|verbalized|end)$")
+    stop: Literal["acs", "full", "random", "verbalized", "end"] = "acs"
     """Stopping policy: acs, full, random, verbalized or end."""
+    probe: Literal["auto", "letters", "likelihood"] = "auto"
+    """Multiple-choice probe: letters (the paper's), likelihood (option texts scored after the notes,
+    calibrated by their likelihood without notes), or auto (likelihood where the backend can score)."""
+    draft_confidence: Literal["min", "mean"] = "min"
+    """Open-ended drafts: confidence is the min (or mean) probability of the answer's own tokens."""
     gate_threshold: float = Field(0.995, ge=0.0, le=1.0)
     """Verbalized gate: stop when the reported confidence / 100 reaches this."""
     seed: int = 0

@@ -49,7 +49,7 @@ def _acs(model, store, question, settings, display, trace):
 
     config = settings.acs
     question, pairs = parse_options(question, split_options(settings.options))
-    probe = Probe(model, question, pairs, config.top_k, config.draft_tokens)
+    probe = Probe(model, question, pairs, config.top_k, config.draft_tokens, config.probe, config.draft_confidence)
     reader = FoldReader(model, probe, make_policy(config), display, trace, config)  # checks log-probs first
     display.start(question=question, model=model.name, mode=f"acs · stop {config.stop}", documents=store.listing(),
                   limit=model.context_window or 0)

@@ -80,6 +80,7 @@ class FoldReader:
     def reset(self) -> None:
         """Fresh cost counters for a new reading."""
         self.stats, self.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
+        self.prior_charged = False
 
     def run(self, question: str, chunks: list[Chunk]) -> AcsResult:
         self.reset()
@@ -127,7 +128,9 @@ class FoldReader:
     def fold(self, question: str, notes: str, chunk: Chunk) -> str:
         """One call per chunk: the model copies the sentences that bear on the question; lines it did not
         copy from the chunk are dropped (notes hold evidence, not guesses); the cap is kept in code."""
-        options = f"\n{self.probe.options_text}" if self.probe.options else ""
+        # The options are not shown: a small model echoes them into its notes instead of copying evidence.
+        # The notes gather evidence for the question; only the probe weighs the options.
+        options = ""
         text = chunk.text()
         messages = [{"role": "user", "content": prompts.render(
             "acs_fold", question=question, options=options, label=chunk.label, chunk=text)}]
@@ -177,6 +180,9 @@ class FoldReader:
 
     def read_state(self, notes: str) -> AnswerState:
         state, reply = self.probe.read(notes)
+        if self.probe.prior_reply is not None and not self.prior_charged:  # the likelihood probe's prior
+            self.account("probe", self.probe.prior_reply)
+            self.prior_charged = True
         self.account("probe", reply)
         return state
 
@@ -198,7 +204,7 @@ class FoldReader:
                          latency=round(reply.latency, 3), reply=reply.text[:500])
 
     def record(self, t: int, notes: str, state: AnswerState | None, states, gates, stop: bool) -> dict:
-        record: dict = {"chunk": t, "notes_chars": len(notes), "stop": stop}
+        record: dict = {"chunk": t, "notes_chars": len(notes), "stop": stop, "probe": self.probe.kind}
         if state is not None:
             record.update(answer=state.answer, confidence=round(state.confidence, 6), eligible=state.eligible)
             if state.posterior:

@@ -24,6 +24,8 @@ class Step:
     end_tokens: int
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall time of this step's fold, probe, verbalized and end calls."""
+    probes: dict[str, tuple[AnswerState, int, float]] = field(default_factory=dict)
+    """Every probe read after this fold: kind -> (state, tokens, seconds); `state` is the first one's."""
 
 
 @dataclass
@@ -38,31 +40,43 @@ class Outcome:
     states: list[AnswerState] = field(default_factory=list, repr=False)
 
 
-def record(reader: FoldReader, question: str, chunks: list[Chunk]) -> list[Step]:
-    """Fold every chunk, probing and asking both gates after each fold."""
+def record(reader: FoldReader, question: str, chunks: list[Chunk], probes: list | None = None) -> list[Step]:
+    """Fold every chunk, reading the answer state with every probe and asking both gates after each fold.
+    A probe's one-off cost (the likelihood probe's prior) is charged to its first step."""
     steps, notes = [], ""
+    probes = probes or [reader.probe]
     reader.reset()
     for chunk in chunks:
         before, clock = dict(reader.by_kind), time.monotonic()
         notes = reader.fold(question, notes, chunk)
-        fold_s, clock = time.monotonic() - clock, time.monotonic()
-        state = reader.read_state(notes)
-        probe_s, clock = time.monotonic() - clock, time.monotonic()
-        mid = dict(reader.by_kind)
+        fold_s = time.monotonic() - clock
+        read = {}
+        for probe in probes:
+            clock = time.monotonic()
+            state, reply = probe.read(notes)
+            tokens = reply.prompt_tokens + reply.completion_tokens
+            if probe.prior_reply is not None and not steps:
+                tokens += probe.prior_reply.prompt_tokens
+            read[probe.kind] = (state, tokens, time.monotonic() - clock)
+        clock = time.monotonic()
         text, reply = reader.probe.gate("verbalized", notes)
         reader.account("gate", reply)
         verbalized, v_tokens = parse_verbalized(text), reply.prompt_tokens + reply.completion_tokens
         verbalized_s, clock = time.monotonic() - clock, time.monotonic()
         text, reply = reader.probe.gate("end", notes)
         reader.account("gate", reply)
-        seconds = {"fold": fold_s, "probe": probe_s, "verbalized": verbalized_s, "end": time.monotonic() - clock}
-        steps.append(Step(mid["fold"] - before["fold"], mid["probe"] - before["probe"], state, verbalized, v_tokens,
-                          parse_end(text), reply.prompt_tokens + reply.completion_tokens, seconds))
+        first = read[probes[0].kind]
+        seconds = {"fold": fold_s, "probe": first[2], "verbalized": verbalized_s, "end": time.monotonic() - clock}
+        steps.append(Step(reader.by_kind["fold"] - before["fold"], first[1], first[0], verbalized, v_tokens,
+                          parse_end(text), reply.prompt_tokens + reply.completion_tokens, seconds, read))
     return steps
 
 
-def replay(policy: Policy, steps: list[Step]) -> Outcome:
-    """Where the policy stops on this trajectory, what it answers, and what it pays."""
+def replay(policy: Policy, steps: list[Step], probe: str | None = None) -> Outcome:
+    """Where the policy stops on this trajectory, what it answers, and what it pays (reading the answer
+    state with `probe`, when several were recorded)."""
+    if probe is not None:
+        steps = [with_probe(s, probe) for s in steps]
     n = len(steps)
     states, gates = [], []
     for t, step in enumerate(steps, start=1):
@@ -80,6 +94,13 @@ def replay(policy: Policy, steps: list[Step]) -> Outcome:
     seconds += sum(s.seconds.get("probe", 0) for s in read) if policy.probes_every_step \
         else read[-1].seconds.get("probe", 0)
     return Outcome(policy.name, t, read[-1].state.answer, tokens, probe, seconds, states)
+
+
+def with_probe(step: Step, probe: str) -> Step:
+    """The step as read by one of the probes recorded on it."""
+    state, tokens, seconds = step.probes[probe]
+    return Step(step.fold_tokens, tokens, state, step.verbalized, step.verbalized_tokens, step.end, step.end_tokens,
+                {**step.seconds, "probe": seconds}, step.probes)
 
 
 def oracle_tokens(steps: list[Step], evidence: int) -> int:

@@ -12,7 +12,7 @@ import random
 import re
 import string
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 ABSTENTIONS = (
     "not found", "unknown", "not mentioned", "cannot be determined", "can't be determined", "not stated",
@@ -34,7 +34,6 @@ class AnswerState:
     """Option letter -> probability, for multiple choice."""
     eligible: bool = True
     """False for an empty or abstaining draft: such a state never triggers a stop."""
-    extra: dict = field(default_factory=dict)
 
 
 def normalize(text: str) -> str:
@@ -121,6 +120,22 @@ def posterior_from_top(top: dict[str, float], options: list[str]) -> dict[str, f
 def draft_confidence(logprobs: list[float]) -> float:
     """A draft is only as sure as its least sure token: min over tokens of p(token)."""
     return math.exp(min(logprobs)) if logprobs else 0.0
+
+
+def answer_confidence(tokens: list[tuple[str, float]], how: str = "min") -> float:
+    """Confidence over the answer's own tokens: a leading label ("Answer:", "The answer is") and the
+    whitespace around it are not the answer, so their doubt does not count. `how` is min or mean."""
+    text, start = "", 0
+    for i, (token, _) in enumerate(tokens):
+        text += token
+        if _LABEL.match(text) and not _LABEL.match(text).end() < len(text.rstrip()):
+            start = i + 1
+    answer = [lp for token, lp in tokens[start:] if token.strip()] or [lp for _, lp in tokens]
+    if not answer:
+        return 0.0
+    if how == "mean":
+        return math.exp(sum(answer) / len(answer))
+    return math.exp(min(answer))
 
 
 def random_stop_step(n_chunks: int, seed: int) -> int:

@@ -72,7 +72,8 @@ def bench_summary(rows: list[dict]) -> list[dict]:
                  "median_steps": statistics.median(r.get("steps") or 0 for r in ran) if ran else None,
                  "compactions": sum(r.get("compactions") or 0 for r in ran)}
         if mode.startswith("acs/") and ran:
-            full = {r["task"]: r for r in rows if r["mode"] == "acs/full"}
+            suffix = mode[mode.index("·"):] if "·" in mode else ""
+            full = {r["task"]: r for r in rows if r["mode"] == "acs/full" + suffix}
             refs = [Reference(r["evidence_chunk"], r["full_tokens"], r["oracle_tokens"],
                               full[r["task"]]["correct"] if r["task"] in full else r["correct"]) for r in ran]
             outs = [Outcome(r["steps"], r["total_tokens"], r["correct"]) for r in ran]

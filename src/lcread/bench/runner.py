@@ -13,7 +13,7 @@ from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, 
 from lcread.acs.probe import Probe
 from lcread.grounding.question import parse_options
 from lcread.acs.reader import FoldReader
-from lcread.acs.replay import oracle_tokens, record, replay
+from lcread.acs.replay import oracle_tokens, record, replay, with_probe
 from lcread.bench.corpus import austen_text
 from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, score, vt, where
 from lcread.config import AcsConfig, SelectConfig
@@ -104,23 +104,30 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
 
 
 def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
-    """One recorded reading, replayed under every stopping policy (each charged for its own calls)."""
+    """One recorded reading, replayed under every stopping policy (each charged for its own calls) and,
+    for multiple choice, read by every probe in `config.probe` (comma-separated), side by side."""
     question, pairs = parse_options(task.question, task.options)
+    kinds = config.probe.split(",") if pairs else ["auto"]
+    probes = [Probe(model, question, pairs, config.top_k, config.draft_tokens, kind, config.draft_confidence)
+              for kind in kinds]
     with DocumentStore.open([task.path]) as store:
         chunks = chunk_store(store, config.chunk_chars)
         evidence = max(chunk_of(chunks, start) for start, _ in task.evidence)
-        reader = FoldReader(model, Probe(model, question, pairs, config.top_k, config.draft_tokens), FullPolicy(),
-                            SilentDisplay(), trace, config)
-        steps = record(reader, question, chunks)
-    full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probe_tokens
-    oracle = oracle_tokens(steps, evidence)
+        reader = FoldReader(model, probes[0], FullPolicy(), SilentDisplay(), trace,
+                            config.model_copy(update={"probe": probes[0].kind if pairs else "auto"}))
+        recorded = record(reader, question, chunks, probes)
     rows = []
-    for name, policy in policies(stops, config, seed).items():
-        o = replay(policy, steps)
-        rows.append({**base, "mode": f"acs/{name}", "answer": o.answer, "error": None, "total_tokens": o.tokens,
-                     "probe_tokens": o.probe_tokens, "wall_time": round(o.seconds, 3), "steps": o.stop,
-                     "chunks_total": len(chunks), "evidence_chunk": evidence, "full_tokens": full_tokens,
-                     "oracle_tokens": oracle, "correct": score(task, o.answer)})
+    for probe in probes:
+        steps = [with_probe(s, probe.kind) for s in recorded]
+        full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probe_tokens
+        oracle = oracle_tokens(steps, evidence)
+        for name, policy in policies(stops, config, seed).items():
+            o = replay(policy, steps)
+            rows.append({**base, "mode": f"acs/{name}" + (f"·{probe.kind}" if len(probes) > 1 else ""),
+                         "probe": probe.kind, "answer": o.answer, "error": None, "total_tokens": o.tokens,
+                         "probe_tokens": o.probe_tokens, "wall_time": round(o.seconds, 3), "steps": o.stop,
+                         "chunks_total": len(chunks), "evidence_chunk": evidence, "full_tokens": full_tokens,
+                         "oracle_tokens": oracle, "correct": score(task, o.answer)})
     return rows
 
 

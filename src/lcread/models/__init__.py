@@ -33,7 +33,8 @@ class Reply:
     """Prompt tokens served from a cache (llama.cpp's KV prefix, a provider's prompt cache)."""
     scores: list[TokenScore] | None = None
     """Per generated token log-probabilities, when asked for with `logprobs=`."""
-    extra: dict = field(default_factory=dict)
+    continuation_logprobs: list[float] | None = None
+    """For `score()`: the summed log-probability of each continuation, in order."""
 
 
 class Model(Protocol):
@@ -53,6 +54,13 @@ class Model(Protocol):
         `timeout` bounds the call, retries included (the run's own time limit), where the backend can."""
 
     def count_tokens(self, messages: Messages) -> int: ...
+
+
+class Scorer(Protocol):
+    """A backend that can score given continuations of a prompt (the likelihood probe needs it)."""
+
+    def score(self, messages: Messages, continuations: list[str]) -> Reply:
+        """The log-probability of each continuation as the assistant's reply, summed over its tokens."""
 
 
 def get_model(config: ModelConfig, router=None) -> Model:

@@ -20,6 +20,7 @@ from lcread.models import Messages, Reply, TokenScore
 class LocalModel:
     supports_grammar = True
     supports_logprobs = True
+    supports_scoring = True
     in_process = True  # one llama.cpp context: a batch runs its tasks one at a time
 
     def __init__(self, path: Path, config: ModelConfig, label: str = "local"):
@@ -92,7 +93,40 @@ class LocalModel:
         # llama.cpp re-evaluates at least the last prompt token even on a full prefix hit.
         cached = min(cached, len(tokens) - 1)
         return Reply(out["choices"][0]["text"], usage["prompt_tokens"], usage["completion_tokens"], latency,
-                     cached_tokens=cached, extra={"finish_reason": out["choices"][0].get("finish_reason")})
+                     cached_tokens=cached)
+
+    def score(self, messages: Messages, continuations: list[str]) -> Reply:
+        """Each continuation's summed token log-probability as the reply to `messages`. The prompt is
+        evaluated once (its KV prefix reused from the last call when shared); each continuation then costs
+        only its own few tokens."""
+        import numpy as np
+
+        with self._lock:
+            llm, cpp = self.llm, self._llama_cpp
+            tokens = self.tokens(messages)
+            started = time.monotonic()
+            cached = min(cpp.Llama.longest_token_prefix(llm._input_ids.tolist(), tokens), len(tokens) - 1)
+            llm.n_tokens = cached
+            llm.eval(tokens[cached:])
+            sums, spent = [], 0
+            for text in continuations:
+                ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+                llm.n_tokens = len(tokens)  # back to the end of the prompt: eval() drops what follows
+                total = 0.0
+                for i, token in enumerate(ids):
+                    logits = np.ctypeslib.as_array(cpp.llama_get_logits_ith(llm._ctx.ctx, -1),
+                                                   shape=(llm.n_vocab(),)).astype(np.float64)
+                    shift = logits.max()
+                    total += float(logits[token] - shift - np.log(np.exp(logits - shift).sum()))
+                    if i + 1 < len(ids):
+                        llm.eval([token])
+                spent += len(ids)
+                sums.append(total)
+                if len(ids) > 1:  # the prompt's last logits are gone: evaluate its last token again
+                    llm.n_tokens = len(tokens) - 1
+                    llm.eval(tokens[-1:])
+        return Reply("", len(tokens) + spent, 0, time.monotonic() - started, cached_tokens=cached,
+                     continuation_logprobs=sums)
 
 
     def _scored(self, tokens: list[int], max_tokens: int, top_k: int, choices: list[str] | None,

@@ -18,8 +18,12 @@ class ScriptedModel:
     supports_grammar = False
 
     def __init__(self, outputs: list[str | Reply | Callable[[Messages], str | Reply]], *, name: str = "scripted",
-                 context_window: int | None = None, supports_logprobs: bool = True):
+                 context_window: int | None = None, supports_logprobs: bool = True,
+                 scorer: Callable[[Messages, list[str]], list[float]] | None = None):
         self.outputs = list(outputs)
+        self.scorer = scorer
+        """Scripts `score()`: the log-probabilities of the continuations, from the messages."""
+        self.supports_scoring = scorer is not None
         self.name = name
         self.context_window = context_window
         self.supports_logprobs = supports_logprobs
@@ -41,3 +45,10 @@ class ScriptedModel:
             return Reply(output.text, self.count_tokens(messages), -(-len(output.text) // 4), latency=0.0,
                          scores=output.scores)
         return Reply(output, self.count_tokens(messages), -(-len(output) // 4), latency=0.0)
+
+    def score(self, messages: Messages, continuations: list[str]) -> Reply:
+        if self.scorer is None:
+            raise RuntimeError("ScriptedModel has no scorer")
+        self.calls.append({"messages": [dict(m) for m in messages], "continuations": list(continuations)})
+        return Reply("", self.count_tokens(messages) + sum(-(-len(c) // 4) for c in continuations), 0, 0.0,
+                     continuation_logprobs=list(self.scorer(messages, continuations)))
