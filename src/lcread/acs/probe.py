@@ -56,8 +56,9 @@ class Probe:
 
     def _read(self, notes: str) -> tuple[AnswerState, Reply]:
         if self.kind == "likelihood":
-            reply = self._score(notes)
             prior = self.prior()
+            # empty notes are the prior itself: calibrated, uniform; no call needed
+            reply = self._score(notes) if notes != NO_NOTES else Reply("", 0, 0, 0.0, continuation_logprobs=prior)
             calibrated = [lp - p for lp, p in zip(reply.continuation_logprobs, prior)]
             top = max(calibrated)
             mass = [math.exp(c - top) for c in calibrated]
