@@ -7,6 +7,12 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+@pytest.fixture(autouse=True)
+def own_settings(tmp_path, monkeypatch):
+    """No test reads or writes the user's calibration file."""
+    monkeypatch.setenv("LCREAD_CALIBRATION", str(tmp_path / "calibration.json"))
+
+
 @pytest.fixture
 def write(tmp_path):
     """Write a text (or bytes) file under tmp_path and return its path."""

@@ -105,3 +105,25 @@ def test_options_from_the_question_or_the_flag():
     assert parse_options("Who hid it?", ["A) Anne", "B) Elinor"])[1] == [("A", "Anne"), ("B", "Elinor")]
     assert parse_options("Who hid it?", ["Anne", "Elinor"])[1] == [("A", "Anne"), ("B", "Elinor")]
     assert parse_options("What is plan A? It failed.")[1] == []
+
+
+def test_calibration_picks_the_lowest_safe_theta_and_reports_held_out_figures(tmp_path):
+    from lcread.acs.calibrate import Reading, calibrate, calibrated_theta, evaluate, save
+    from lcread.acs.rules import AnswerState
+
+    def reading(i, evidence, early_conf):
+        # before the evidence: a wrong answer held at early_conf; from the evidence on: right and sure
+        states = [AnswerState("A", early_conf, {"A": early_conf, "B": 1 - early_conf}) for _ in range(evidence - 1)]
+        states += [AnswerState("B", 0.999, {"A": 0.001, "B": 0.999}) for _ in range(6 - evidence + 1)]
+        return Reading(f"t{i}", "likelihood", evidence, [100] * 6, [10] * 6, states,
+                       [False] * (evidence - 1) + [True] * (6 - evidence + 1))
+
+    readings = [reading(i, 1 + i % 3, 0.9 if i % 4 == 0 else 0.6) for i in range(12)]
+    chosen, sweep, held = calibrate(readings, target=0.05)
+    assert chosen == 0.93  # 0.9-confident wrong answers stop early at 0.9 and below
+    assert [p.premature for p in sweep if p.theta < 0.9] != [0.0] * len([p for p in sweep if p.theta < 0.9])
+    assert held.premature == 0.0 and held.accuracy == 1.0 and held.saving > 0
+    full = evaluate(readings, 1.01)
+    assert full.saving == 0.0 and full.accuracy == 1.0
+    save("local", "likelihood", chosen, held)
+    assert calibrated_theta("local", "likelihood") == 0.93 and calibrated_theta("local", "letters") is None

@@ -295,6 +295,44 @@ def bench(
     console.print(f"results: {out / 'results.json'} · plot: {out / 'report.png'}")
 
 
+@app.command()
+def calibrate(
+    results: Annotated[Path, typer.Argument(help="A bench folder (or its results.json) with acs readings.",
+                                            show_default=False)],
+    target: Annotated[float, typer.Option(min=0.0, max=1.0, help="Largest premature-stop rate allowed.")] = 0.05,
+    save: Annotated[bool, typer.Option(help="Write the chosen θ to the per-model settings file.")] = True,
+) -> None:
+    """Choose ACS's θ for a model from recorded readings: the lowest θ whose premature-stop rate on half the
+    tasks is at most TARGET, with its figures on the other (held-out) half."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from lcread.acs import calibrate as cal
+
+    path = results / "results.json" if results.is_dir() else results
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise LcreadError(f"cannot read {path}: {e}; give the folder lcread bench --out wrote") from None
+    readings = [cal.Reading.from_dict(r["reading"]) for r in data.get("rows", []) if r.get("reading")]
+    if not readings:
+        raise LcreadError(f"{path} holds no acs readings: run lcread bench with --modes acs first")
+    console = Console()
+    for probe in dict.fromkeys(r.probe for r in readings):
+        chosen, sweep, held = cal.calibrate([r for r in readings if r.probe == probe], target)
+        table = Table(title=f"{data['settings']['model']} · probe {probe} · fitting half")
+        for col in ("θ", "accuracy", "token saving", "premature"):
+            table.add_column(col, justify="right")
+        for p in sweep:
+            table.add_row(f"{p.theta:g}", f"{p.accuracy:.2f}", f"{p.saving:.0%}", f"{p.premature:.0%}",
+                          style="bold" if p.theta == chosen else None)
+        console.print(table)
+        console.print(f"chosen θ = {chosen:g}; held-out ({held.tasks} tasks): accuracy {held.accuracy:.2f}, "
+                      f"saving {held.saving:.0%}, premature {held.premature:.0%}")
+        if save:
+            console.print(f"saved to {cal.save(data['settings']['model'], probe, chosen, held)}")
+
+
 cache_app = typer.Typer(help="The cache of converted documents (PDF, Word, HTML, decompressed logs).",
                         no_args_is_help=True)
 app.add_typer(cache_app, name="cache")

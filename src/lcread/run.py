@@ -50,10 +50,25 @@ def _acs(model, store, question, settings, display, trace):
     config = settings.acs
     question, pairs = parse_options(question, split_options(settings.options))
     probe = Probe(model, question, pairs, config.top_k, config.draft_tokens, config.probe, config.draft_confidence)
+    config, how = _calibrated(config, model, probe)
     reader = FoldReader(model, probe, make_policy(config), display, trace, config)  # checks log-probs first
-    display.start(question=question, model=model.name, mode=f"acs · stop {config.stop}", documents=store.listing(),
+    label = f"acs · stop {config.stop}" + (f" · θ {config.theta:g}{how} · probe {probe.kind}"
+                                           if config.stop == "acs" else "")
+    display.start(question=question, model=model.name, mode=label, documents=store.listing(),
                   limit=model.context_window or 0)
     return reader.run(question, chunk_store(store, config.chunk_chars))
+
+
+def _calibrated(config, model, probe):
+    """With --stop acs and no --theta: the θ `lcread calibrate` chose for this model and probe, if any."""
+    if config.stop != "acs" or "theta" in config.model_fields_set:
+        return config, ""
+    from lcread.acs.calibrate import calibrated_theta
+
+    found = calibrated_theta(model.name, probe.kind)
+    if found is None:
+        return config, ""
+    return config.model_copy(update={"theta": found}), " (calibrated)"
 
 
 def split_options(given: list[str] | None) -> list[str] | None:

@@ -13,6 +13,7 @@ from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, 
 from lcread.acs.probe import Probe
 from lcread.grounding.question import parse_options
 from lcread.acs.reader import FoldReader
+from lcread.acs.calibrate import Reading
 from lcread.acs.replay import oracle_tokens, record, replay, with_probe
 from lcread.bench.corpus import austen_text
 from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, score, vt, where
@@ -121,6 +122,9 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
         steps = [with_probe(s, probe.kind) for s in recorded]
         full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probe_tokens
         oracle = oracle_tokens(steps, evidence)
+        reading = Reading(task.id, probe.kind, evidence, [s.fold_tokens for s in steps],
+                          [s.probe_tokens for s in steps], [s.state for s in steps],
+                          [score(task, s.state.answer) for s in steps])
         for name, policy in policies(stops, config, seed).items():
             o = replay(policy, steps)
             rows.append({**base, "mode": f"acs/{name}" + (f"·{probe.kind}" if len(probes) > 1 else ""),
@@ -128,6 +132,7 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
                          "probe_tokens": o.probe_tokens, "wall_time": round(o.seconds, 3), "steps": o.stop,
                          "chunks_total": len(chunks), "evidence_chunk": evidence, "full_tokens": full_tokens,
                          "oracle_tokens": oracle, "correct": score(task, o.answer)})
+        rows[-1]["reading"] = reading.to_dict()  # what lcread calibrate replays at other thresholds
     return rows
 
 

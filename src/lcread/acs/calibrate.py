@@ -1,0 +1,112 @@
+"""Calibrating ACS's confidence threshold θ for one model and probe, on evidence-aligned stops.
+
+`lcread bench` records every acs reading (per chunk: tokens, and the answer state each probe read);
+`lcread calibrate` replays ACS on those readings at every θ of a sweep, splits the tasks into a fitting
+half and a held-out half, picks the lowest θ whose premature-stop rate on the fitting half is at most the
+target (5% by default), and reports the held-out figures for it: the paper warns that thresholds fitted
+by other means (percentiles of confidence) do not transfer. The chosen θ goes into a per-model settings
+file that `--stop acs` uses when `--theta` is not given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from lcread.acs.rules import AnswerState, acs_stop
+
+THETAS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999)
+
+
+@dataclass
+class Reading:
+    """One task read chunk by chunk with one probe."""
+
+    task: str
+    probe: str
+    evidence: int
+    """The chunk that holds the evidence (1-based)."""
+    fold_tokens: list[int]
+    probe_tokens: list[int]
+    states: list[AnswerState]
+    correct: list[bool]
+    """Whether the state read after each chunk answers correctly."""
+
+    def to_dict(self) -> dict:
+        return {"task": self.task, "probe": self.probe, "evidence": self.evidence, "fold_tokens": self.fold_tokens,
+                "probe_tokens": self.probe_tokens, "correct": self.correct,
+                "states": [{"answer": s.answer, "confidence": s.confidence, "posterior": s.posterior,
+                            "eligible": s.eligible} for s in self.states]}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Reading":
+        states = [AnswerState(s["answer"], s["confidence"], s.get("posterior"), s.get("eligible", True))
+                  for s in d["states"]]
+        return cls(d["task"], d["probe"], d["evidence"], d["fold_tokens"], d["probe_tokens"], states, d["correct"])
+
+
+@dataclass
+class Point:
+    theta: float
+    accuracy: float
+    saving: float
+    """1 - tokens against reading everything (with one probe at the end)."""
+    premature: float
+    tasks: int
+
+
+def stop_at(reading: Reading, theta: float, epsilon: float, window: int) -> int:
+    """The chunk where ACS stops on this reading (the last chunk when it never does)."""
+    for t in range(1, len(reading.states) + 1):
+        if acs_stop(reading.states[:t], theta, epsilon, window):
+            return t
+    return len(reading.states)
+
+
+def evaluate(readings: list[Reading], theta: float, epsilon: float = 0.05, window: int = 3) -> Point:
+    stops = [stop_at(r, theta, epsilon, window) for r in readings]
+    spent = sum(sum(r.fold_tokens[:t]) + sum(r.probe_tokens[:t]) for r, t in zip(readings, stops))
+    full = sum(sum(r.fold_tokens) + r.probe_tokens[-1] for r in readings)
+    return Point(theta, sum(r.correct[t - 1] for r, t in zip(readings, stops)) / len(readings),
+                 1 - spent / full, sum(t < r.evidence for r, t in zip(readings, stops)) / len(readings),
+                 len(readings))
+
+
+def calibrate(readings: list[Reading], target: float = 0.05, thetas=THETAS) -> tuple[float, list[Point], Point]:
+    """The lowest θ whose premature-stop rate on the fitting half is at most `target`; the sweep on the
+    fitting half; and the chosen θ's figures on the held-out half."""
+    fit, held = readings[0::2], readings[1::2] or readings[0::2]
+    sweep = [evaluate(fit, theta) for theta in thetas]
+    chosen = next((p.theta for p in sweep if p.premature <= target), thetas[-1])
+    return chosen, sweep, evaluate(held, chosen)
+
+
+def settings_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+    return Path(os.environ.get("LCREAD_CALIBRATION") or Path(base) / "lcread" / "calibration.json")
+
+
+def save(model: str, probe: str, theta: float, held_out: Point) -> Path:
+    path = settings_path()
+    data = _load(path)
+    data.setdefault(model, {})[probe] = {"theta": theta, "held_out": held_out.__dict__}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def calibrated_theta(model: str, probe: str) -> float | None:
+    """The θ calibrated for this model and probe, if any."""
+    entry = _load(settings_path()).get(model, {}).get(probe)
+    return float(entry["theta"]) if entry else None
+
+
+def _load(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
