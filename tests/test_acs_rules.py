@@ -124,6 +124,6 @@ def test_calibration_picks_the_lowest_safe_theta_and_reports_held_out_figures(tm
     assert [p.premature for p in sweep if p.theta < 0.9] != [0.0] * len([p for p in sweep if p.theta < 0.9])
     assert held.premature == 0.0 and held.accuracy == 1.0 and held.saving > 0
     full = evaluate(readings, 1.01)
-    assert full.saving == 0.0 and full.accuracy == 1.0
+    assert full.saving < 0 and full.accuracy == 1.0  # never stopping pays every probe on top of reading all
     save("local", "likelihood", chosen, held)
     assert calibrated_theta("local", "likelihood") == 0.93 and calibrated_theta("local", "letters") is None
