@@ -90,6 +90,8 @@ def ask(
     stop: Annotated[Optional[str], typer.Option(help="acs: stopping policy: acs, full, random, verbalized, end.")] = None,
     probe: Annotated[Optional[str], typer.Option(help="acs, multiple choice: likelihood (option texts scored after "
                                                       "the notes, calibrated), letters (the paper's), or auto.")] = None,
+    draft_confidence: Annotated[Optional[str], typer.Option(help="acs, open-ended: min or mean probability of the "
+                                                                 "answer's tokens.")] = None,
     theta: Annotated[Optional[float], typer.Option(help="acs: confidence threshold (0.995).")] = None,
     epsilon: Annotated[Optional[float], typer.Option(help="acs: stability threshold (0.05).")] = None,
     window: Annotated[Optional[int], typer.Option(help="acs: stability window w (3).")] = None,
@@ -123,7 +125,7 @@ def ask(
         mode=mode, options=options, select=select_config,
         tools=_config(ToolConfig, read_chars=read_chars),
         acs=_config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
-                    notes_chars=notes_chars, seed=seed, probe=probe))
+                    notes_chars=notes_chars, seed=seed, probe=probe, draft_confidence=draft_confidence))
     if mode not in MODES:
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base, timeout=call_timeout)
