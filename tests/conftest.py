@@ -8,9 +8,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 @pytest.fixture(autouse=True)
-def own_settings(tmp_path, monkeypatch):
-    """No test reads or writes the user's calibration file."""
+def own_settings(tmp_path, monkeypatch, request):
+    """No test reads or writes the user's calibration file, and only tests marked `model` may load a real
+    model (the embedded one, a GGUF, a remote model off loopback): the others fail loudly if they try."""
     monkeypatch.setenv("LCREAD_CALIBRATION", str(tmp_path / "calibration.json"))
+    if request.node.get_closest_marker("model") is None:
+        monkeypatch.setenv("LCREAD_FORBID_MODELS", "1")
+    else:
+        monkeypatch.delenv("LCREAD_FORBID_MODELS", raising=False)
 
 
 @pytest.fixture

@@ -57,6 +57,7 @@ def test_a_local_model_file_that_is_not_there(tmp_path):
     assert proc.returncode == 1 and "no model file at" in proc.stderr.decode()
 
 
+@pytest.mark.model  # it reaches llama.cpp
 def test_a_file_that_is_not_a_model(tmp_path):
     doc = _file(tmp_path / "d.txt", b"text\n")
     fake = _file(tmp_path / "fake.gguf", b"not a model at all")
@@ -93,3 +94,15 @@ def test_acs_on_a_backend_without_logprobs_fails_before_reading(tmp_path):
     assert proc.returncode == 1 and "needs token log-probabilities" in err and "--stop verbalized" in err
     proc = run_cli("ask", "--mode", "acs", str(doc), "q?", "--stop", "sometimes")
     assert proc.returncode == 1 and "unknown stopping policy 'sometimes'" in proc.stderr.decode()
+
+
+def test_a_unit_test_cannot_load_a_real_model(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key")
+    from lcread.config import ModelConfig
+    from lcread.errors import LcreadError
+    from lcread.models import get_model
+
+    with pytest.raises(LcreadError, match="mark the test with @pytest.mark.model"):
+        get_model(ModelConfig(name="local"))
+    with pytest.raises(LcreadError, match="LCREAD_FORBID_MODELS"):
+        get_model(ModelConfig(name="gpt-4o-mini")).query([{"role": "user", "content": "hi"}], max_tokens=1)

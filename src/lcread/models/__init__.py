@@ -63,6 +63,20 @@ class Scorer(Protocol):
         """The log-probability of each continuation as the assistant's reply, summed over its tokens."""
 
 
+def guard(name: str, api_base: str | None) -> None:
+    """With LCREAD_FORBID_MODELS set (the unit tests set it), a real model is refused: the embedded one,
+    any GGUF, and any remote model not served on loopback (a test's own scripted server is allowed)."""
+    import os
+    from urllib.parse import urlparse
+
+    if not os.environ.get("LCREAD_FORBID_MODELS"):
+        return
+    host = urlparse(api_base).hostname if api_base else None
+    if name == "local" or name.startswith("local:") or host not in ("127.0.0.1", "localhost", "::1"):
+        raise LcreadError(f"a real model ({name}) was asked for where LCREAD_FORBID_MODELS is set: "
+                          "mark the test with @pytest.mark.model")
+
+
 def get_model(config: ModelConfig, router=None) -> Model:
     """Build the backend a model string names: `local`, `local:/path.gguf`, or litellm's (through a
     litellm Router when one is given: then the name is the router's model_name)."""
@@ -76,10 +90,12 @@ def get_model(config: ModelConfig, router=None) -> Model:
         from lcread.models.weights import embedded_model_path
 
         if name == "local":
+            guard(name, None)
             return LocalModel(embedded_model_path(), config, label="local")
         path = Path(name.removeprefix("local:")).expanduser()
         if not path.is_file():
             raise LcreadError(f"no model file at {path}: give --model local:/path/to/model.gguf")
+        guard(name, None)
         return LocalModel(path, config, label=name)
     if not name:
         raise LcreadError("empty model name: use --model local or a litellm model string such as gpt-4o-mini")

@@ -12,7 +12,7 @@ import time
 
 from lcread.config import ModelConfig
 from lcread.errors import ContextOverflow, ModelError, redact
-from lcread.models import Messages, Reply, TokenScore
+from lcread.models import Messages, Reply, TokenScore, guard
 from lcread.models.tokens import count_messages
 
 _litellm = None
@@ -98,6 +98,8 @@ class LiteLLMModel:
               timeout: float | None = None) -> Reply:
         litellm = load_litellm()
         self._check_environment()
+        if self.router is None and _routable(litellm, self.name):
+            guard(self.name, self.config.api_base)  # in unit tests: no request may leave the machine
         deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
         kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0, num_retries=0)
         if logprobs is not None:
@@ -148,6 +150,15 @@ class LiteLLMModel:
         after = _retry_after(e)
         backoff = min(60.0, 2.0 ** attempt + random.uniform(0, 1))
         return min(60.0, after) if after is not None else backoff
+
+
+def _routable(litellm, name: str) -> bool:
+    """Whether litellm knows where to send this model's requests (an unknown name never leaves)."""
+    try:
+        litellm.get_llm_provider(name)
+    except Exception:  # noqa: BLE001 - litellm's own error for an unknown provider
+        return False
+    return True
 
 
 class MalformedReply(Exception):
