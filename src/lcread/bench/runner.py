@@ -25,7 +25,7 @@ from lcread.models import Model
 from lcread.run import Settings, answer
 from lcread.trace import Trace
 
-SUITES = ("niah", "qa", "vt", "mc", "count", "where")
+SUITES = ("niah", "niah-single", "qa", "vt", "mc", "count", "where")
 MODES = ("select", "sac", "acs", "full-context", "select:unchecked", "sac:unchecked")
 """`:unchecked` runs the mode with --no-sufficiency: answers accepted as given (still checked and reported)."""
 STOPS = ("acs", "full", "random", "verbalized", "end")
@@ -34,7 +34,7 @@ STOPS = ("acs", "full", "random", "verbalized", "end")
 def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int, folder: Path) -> list[Task]:
     """`per_suite` tasks of each suite, lengths cycled and depths spread evenly; deterministic for a seed."""
     rng = random.Random(seed)
-    haystack = austen_text() if {"niah", "vt", "mc", "count", "where"} & set(suites) else ""
+    haystack = austen_text() if {"niah", "niah-single", "vt", "mc", "count", "where"} & set(suites) else ""
     data = hotpot_data() if "qa" in suites else []
     tasks = []
     for suite in suites:
@@ -43,6 +43,8 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
             if suite == "niah":  # every kind at every length
                 chars = lengths[(i // len(NIAH_KINDS)) % len(lengths)]
                 tasks.append(niah(NIAH_KINDS[i % len(NIAH_KINDS)], haystack, chars, depth, rng, folder, tid))
+            elif suite == "niah-single":
+                tasks.append(niah("single", haystack, chars, depth, rng, folder, tid))
             elif suite == "mc":
                 tasks.append(mc(haystack, chars, depth, rng, folder, tid))
             elif suite == "vt":

@@ -40,6 +40,7 @@ _COUNT = re.compile(r"\bhow many (times|occurrences)\b|\bhow many\b.*\b(appear|a
 _ALL = re.compile(r"\b(all|every|each|list)\b", re.I)
 _PLURAL_ASK = re.compile(r"^\s*(which|what)\s+(\w+)\b", re.I)
 _QUOTED = re.compile(r"[\"“‘«]([^\"”’»]{2,200})[\"”’»]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
+_CALL = re.compile(r"[A-Za-z_][\w.]*\([^()\s]{0,40}\)")
 _TOKEN = re.compile(r"[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
@@ -154,8 +155,8 @@ def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list
     """Quoted strings, ids (tokens with digits, hyphens, underscores or dots inside), CamelCase words,
     capitalised names (with a number that follows, as in "Pier 7"), and numbers. A dotted name counts by
     its last part (HTTPStatus.IM_A_TEAPOT by IM_A_TEAPOT) unless `whole`."""
-    terms: list[str] = list(quotes)
-    found = list(_TOKEN.finditer(q))
+    terms: list[str] = list(quotes) + _CALL.findall(q)  # code: valid(x), os.path.join()
+    found = [m for m in _TOKEN.finditer(q) if not any(m.group(0) in c for c in _CALL.findall(q))]
     words = [m.group(0) for m in found]
 
     def joined(i: int) -> bool:  # the next word follows after spaces only (not across punctuation)
