@@ -233,3 +233,17 @@ def test_open_ended_confidence_counts_the_answers_own_tokens():
     assert answer_confidence(tokens) == pytest.approx(0.98)
     assert answer_confidence(tokens, "mean") == pytest.approx(math.sqrt(0.99 * 0.98))
     assert answer_confidence([("72", math.log(0.5)), ("61", math.log(0.9))]) == pytest.approx(0.5)
+
+
+def test_notes_keep_lines_about_the_question_and_their_chain_not_look_alikes():
+    from lcread.acs.reader import about_the_question
+
+    lines = ["The special magic number for amber-compass-54 is 3220715.",
+             "The special magic number for quiet-harbor-42 is 4817263.",
+             "Agent Lucan Prideaux carried 4817263 to Tollgate.",
+             "The weather was fine."]
+    kept, unrelated = about_the_question(lines, "", ["quiet-harbor-42"])
+    assert kept == lines[1:3] and unrelated == [lines[0], lines[3]]
+    later, _ = about_the_question(["Lucan Prideaux retired in 1999."], "\n".join(kept), ["quiet-harbor-42"])
+    assert later == ["Lucan Prideaux retired in 1999."]  # the chain goes on in a later chunk
+    assert about_the_question(lines, "", [])[0] == lines  # nothing distinctive asked: everything stays

@@ -153,15 +153,30 @@ def test_acs_open_ended_on_the_embedded_model(small_doc):
 
 def test_acs_multiple_choice_on_the_embedded_model(small_doc):
     proc = run_cli("ask", "--mode", "acs", "--chunk-chars", "1500", str(small_doc),
-                   "Who hid the letter? A) Anne B) Elinor C) Marianne D) Lucy", "--json")
+                   "Who hid the letter? A) Anne B) Elinor C) Marianne D) Lucy", "--json", "--probe", "letters")
     assert proc.returncode == 0, proc.stderr.decode()
     out = json.loads(proc.stdout)
     # the 0.5B model's letter posterior is close to uniform: it never reaches theta, so it reads to the end
     assert out["answer"][0] in "ABCD" and out["stop_reason"] == "read to the end"
     for state in out["states"]:
-        assert set(state["posterior"]) == set("ABCD")
+        assert set(state["posterior"]) == set("ABCD") and state["probe"] == "letters"
         assert sum(state["posterior"].values()) == pytest.approx(1.0, abs=1e-4)
         assert state["confidence"] == pytest.approx(max(state["posterior"].values()), abs=1e-5)
+
+
+def test_acs_likelihood_probe_stops_early_when_the_answer_is_in_the_first_chunk(tmp_path):
+    lines = synthetic_text(9000, seed=12).splitlines()
+    lines.insert(2, "The Kestrel Bay granary reported 21,812 bushels of seed wheat in its last survey.")
+    path = tmp_path / "granary.txt"
+    path.write_text("\n".join(lines) + "\n")
+    proc = run_cli("ask", "--mode", "acs", "--chunk-chars", "1500", "--notes-chars", "800", str(path),
+                   "How many bushels of seed wheat did the Kestrel Bay granary report in its last survey? "
+                   "A) 75,748 B) 13,258 C) 87,385 D) 21,812", "--json")
+    assert proc.returncode == 0, proc.stderr.decode()
+    out = json.loads(proc.stdout)
+    assert out["answer"].startswith("D") and out["stop_reason"] == "acs stopped", out["states"]
+    assert out["chunks_read"] < out["chunks_total"] and out["states"][0]["probe"] == "likelihood"
+    assert out["states"][0]["notes_chars"] > 0  # the fold kept the evidence, not the options
 
 
 def test_sac_on_the_embedded_model(tasks, tmp_path):

@@ -18,6 +18,8 @@ from lcread.agent.result import RunResult, RunStats
 from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError
+from lcread.grounding.evidence import has, norm
+from lcread.grounding.question import classify, distinguishing_terms
 from lcread.models import Model, Reply
 from lcread.trace import Trace
 
@@ -44,6 +46,26 @@ def grounded_lines(reply: str, chunk: str, longest: int = 400) -> tuple[list[str
                 line = " ".join(line.split())[at:at + longest]
             kept.append(line)
     return kept, dropped
+
+
+def about_the_question(lines: list[str], notes: str, terms: list[str]) -> tuple[list[str], list[str]]:
+    """The lines that carry one of the question's distinguishing terms (a name, an id, a number), or
+    share a name with a note that does (the next link of a chain); the rest are look-alikes: the same
+    kind of fact about something else. With no distinguishing terms, every line is kept."""
+    if not terms:
+        return lines, []
+    anchors = notes.splitlines()  # every note was kept for being about the question
+    names = {e.lower() for n in anchors for e in distinguishing_terms(n, []) if len(e) >= 3} - \
+        {t.lower() for t in terms}
+    kept, unrelated = [], []
+    for line in lines:
+        low = norm(line)
+        if any(has(low, t) for t in terms) or any(has(low, n) for n in names):
+            kept.append(line)
+            names |= {e.lower() for e in distinguishing_terms(line, []) if len(e) >= 3} - {t.lower() for t in terms}
+        else:
+            unrelated.append(line)
+    return kept, unrelated
 
 
 def merge_notes(notes: str, lines: list[str]) -> str:
@@ -73,6 +95,8 @@ class FoldReader:
         self.model, self.probe, self.policy = model, probe, policy
         self.display, self.trace = display, trace
         self.config = config or AcsConfig()
+        self.terms = classify(probe.question, probe.options).terms
+        """The question's distinguishing terms: notes keep only lines about them (and their chain)."""
         if policy.needs_logprobs and not model.supports_logprobs:
             raise LcreadError(f"--stop {policy.name} needs token log-probabilities, which {model.name} does not "
                               "give: use --stop verbalized, --stop end or --stop full, or --mode select")
@@ -139,6 +163,9 @@ class FoldReader:
         reply = self.call("fold", messages, max_tokens=budget)
         room, added = self.config.notes_chars // 4, []
         kept, dropped = grounded_lines(reply.text, text, longest=min(400, room - 1))
+        kept, unrelated = about_the_question(kept, notes, self.terms)
+        if unrelated:
+            self.trace.event("fold_unrelated", chunk=chunk.index, lines=unrelated[:20])
         for line in kept:  # one fold may add at most a quarter of the cap: a flood cannot wash out the notes
             if sum(len(a) + 1 for a in added) + len(line) + 1 > room:
                 dropped.append(line)
