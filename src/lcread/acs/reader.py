@@ -19,7 +19,7 @@ from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError
 from lcread.grounding.evidence import has, norm
-from lcread.grounding.question import classify, distinguishing_terms
+from lcread.grounding.question import STOPWORDS, classify, distinguishing_terms
 from lcread.models import Model, Reply
 from lcread.trace import Trace
 
@@ -54,15 +54,19 @@ def about_the_question(lines: list[str], notes: str, terms: list[str]) -> tuple[
     kind of fact about something else. With no distinguishing terms, every line is kept."""
     if not terms:
         return lines, []
-    anchors = notes.splitlines()  # every note was kept for being about the question
-    names = {e.lower() for n in anchors for e in distinguishing_terms(n, []) if len(e) >= 3} - \
-        {t.lower() for t in terms}
+    asked = {w for t in terms for w in t.lower().split()}
+
+    def names(line: str) -> set[str]:  # the words of the names a line mentions
+        return {w for e in distinguishing_terms(line, []) for w in e.lower().split()
+                if len(w) >= 3 and w not in STOPWORDS} - asked
+
+    linked = set().union(*(names(n) for n in notes.splitlines()))  # every note is about the question
     kept, unrelated = [], []
     for line in lines:
         low = norm(line)
-        if any(has(low, t) for t in terms) or any(has(low, n) for n in names):
+        if any(has(low, t) for t in terms) or any(has(low, n) for n in linked):
             kept.append(line)
-            names |= {e.lower() for e in distinguishing_terms(line, []) if len(e) >= 3} - {t.lower() for t in terms}
+            linked |= names(line)
         else:
             unrelated.append(line)
     return kept, unrelated
