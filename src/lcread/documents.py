@@ -249,7 +249,8 @@ class DocumentStore:
         biggest = sorted(self.docs, key=lambda d: -d.size)[:10]
         lines = [f"{len(self.docs):,} documents, {sum(d.size for d in self.docs):,} characters; "
                  f"list them with: ls PAGE (1 to {self.pages()})",
-                 "by folder: " + ", ".join(f"{k} ({v:,})" for k, v in sorted(folders.items(), key=lambda kv: -kv[1])[:12]),
+                 "by folder: " + ", ".join(f"{k} ({v:,})" for k, v in
+                                           sorted(folders.items(), key=lambda kv: -kv[1])[:12]),
                  "largest:"] + [f"  {_row(d)}" for d in biggest]
         return "\n".join(lines)
 
@@ -330,7 +331,8 @@ def _normalise_text(path: Path, label: str, spooled: list[Path], warnings: list[
 
     with open(path, "rb") as f:
         out = _keep(spooled, _spool(f, convert))
-    warnings.append(f"{label}: read as {encoding.upper()} text" if encoding else f"{label}: lines end in CR; read as LF")
+    warnings.append(f"{label}: read as {encoding.upper()} text" if encoding
+                    else f"{label}: lines end in CR; read as LF")
     return out
 
 

@@ -60,7 +60,8 @@ def pdf(path: Path, out, marks, label: str, limit: int, progress) -> None:
         for number in range(1, len(doc) + 1):
             page = doc[number - 1]
             textpage = page.get_textpage()
-            text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n").replace("\x0c", "\n").replace("\x00", "")
+            text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+            text = text.replace("\x0c", "\n").replace("\x00", "")
             textpage.close()
             page.close()
             marks.here(f"page {number}")

@@ -105,50 +105,10 @@ class Grep:
             return self._count(rg, paths)
         proc = subprocess.Popen([rg, "--json", *rg_args(self.cmd, paths)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        out: list[str] = []
-        shown: list[Shown] = []
-        size = matches = lines = 0
-        cut = False
-        last: tuple[str, int] | None = None
-        heading: tuple[str, int] | None = None
         timer = threading.Timer(self.timeout, proc.kill)
         timer.start()
         try:
-            for hit in _hits(proc.stdout):
-                doc = self.by_path.get(hit.path)
-                if doc is None:
-                    continue
-                rows, pieces = self._render(doc, hit)
-                extra: list[str] = []
-                section = None
-                if "-p" in self.cmd.flags and hit.match and self.sections:
-                    section = self.sections(doc).enclosing(hit.number)
-                    if section and (doc.name, section[0]) != heading:
-                        extra.append(f"{doc.name}={section[0]}={section[1]}")
-                if last and (last[0] != doc.name or hit.number > last[1] + 1) and (self.cmd.before or self.cmd.after):
-                    extra.append("--")
-                block = extra + rows
-                need = sum(len(r) + 1 for r in block)
-                if size + need > self.cap:
-                    room = self.cap - size - sum(len(r) + 1 for r in extra)
-                    if out or room < 80 or not hit.match:
-                        cut = True
-                        break
-                    rows, pieces = self._render(doc, hit, budget=room)  # one long match: show what fits
-                    block, cut = extra + rows, True
-                out.extend(block)
-                size += sum(len(r) + 1 for r in block)
-                if section and (doc.name, section[0]) != heading:
-                    heading = (doc.name, section[0])
-                    shown.append(Shown(doc.name, section[0], 0, section[1], kind="heading"))
-                for start, text in pieces:
-                    shown.append(Shown(doc.name, hit.number, start, text, kind="match" if hit.match else "context",
-                                       section=section))
-                matches += hit.matches if hit.match else 0
-                lines += hit.match
-                last = (doc.name, hit.number)
-                if cut:
-                    break
+            result = self._collect(_hits(proc.stdout))
         finally:
             timer.cancel()
             if proc.poll() is None:
@@ -157,12 +117,50 @@ class Grep:
             err = proc.stderr.read().decode("utf-8", "replace").strip()
             proc.stdout.close()
             proc.stderr.close()
-        if proc.returncode == -signal.SIGKILL and not cut:
+        if proc.returncode == -signal.SIGKILL and not result.cut:
             return GrepResult("", 0, False, error=f"grep stopped after {self.timeout:g} s (the limit for one "
                                                   "command); narrow the pattern, add -F, or grep one document")
-        if proc.returncode == 2 and not out and not cut:
+        if proc.returncode == 2 and not result.text and not result.cut:
             return GrepResult("", 0, False, error=_rg_error(err))
-        return GrepResult("\n".join(out), matches, cut, shown=shown, lines=lines)
+        return result
+
+    def _collect(self, hits) -> GrepResult:
+        """Render hits until the output cap; with -p, each new enclosing heading is shown above its hits."""
+        out: list[str] = []
+        result = GrepResult("", 0, False)
+        size, last, heading = 0, None, None
+        for hit in hits:
+            doc = self.by_path.get(hit.path)
+            if doc is None:
+                continue
+            rows, pieces = self._render(doc, hit)
+            section = self.sections(doc).enclosing(hit.number) if "-p" in self.cmd.flags and hit.match \
+                and self.sections else None
+            new_heading = bool(section) and (doc.name, section[0]) != heading
+            extra = [f"{doc.name}={section[0]}={section[1]}"] if new_heading else []
+            if last and (last[0] != doc.name or hit.number > last[1] + 1) and (self.cmd.before or self.cmd.after):
+                extra.append("--")
+            if size + sum(len(r) + 1 for r in extra + rows) > self.cap:
+                room = self.cap - size - sum(len(r) + 1 for r in extra)
+                result.cut = True
+                if out or room < 80 or not hit.match:
+                    break
+                rows, pieces = self._render(doc, hit, budget=room)  # one long match: show what fits
+            out.extend(extra + rows)
+            size += sum(len(r) + 1 for r in extra + rows)
+            if new_heading:
+                heading = (doc.name, section[0])
+                result.shown.append(Shown(doc.name, section[0], 0, section[1], kind="heading"))
+            kind = "match" if hit.match else "context"
+            result.shown += [Shown(doc.name, hit.number, start, text, kind=kind, section=section)
+                             for start, text in pieces]
+            result.matches += hit.matches if hit.match else 0
+            result.lines += hit.match
+            last = (doc.name, hit.number)
+            if result.cut:
+                break
+        result.text = "\n".join(out)
+        return result
 
     def _render(self, doc, hit: Hit, budget: int | None = None) -> tuple[list[str], list[tuple[int, str]]]:
         """The rows showing one hit, and the (character offset, text) pieces they show."""
