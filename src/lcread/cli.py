@@ -105,47 +105,28 @@ def ask(
 
     Exit status: 0 answered and verified, 3 ended by a limit, 4 answered but unverified, 5 the model failed
     mid-run, 130/143 interrupted."""
-    from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
+    from lcread.api import ask as ask_library
     from lcread.display import RichDisplay, SilentDisplay, clean
-    from lcread.documents import DocumentStore
-    from lcread.run import MODES, Settings, answer
-    from lcread.trace import JsonlTrace, NullTrace
 
-    if not question.strip():
-        raise LcreadError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
-    if stop is not None and stop not in ("acs", "full", "random", "verbalized", "end"):
-        raise LcreadError(f"unknown stopping policy {stop!r}: use --stop acs, full, random, verbalized or end")
-    select_config = _config(SelectConfig, max_steps=max_steps, max_total_tokens=max_tokens, max_seconds=max_seconds,
-                            context_limit=context_limit, compact_at=compact_at,
-                            sufficiency=False if no_sufficiency else None)
-    if select_config.compact_at >= select_config.context_limit:
-        raise LcreadError(f"--compact-at ({select_config.compact_at}) must be below the context limit "
-                          f"({select_config.context_limit})")
-    settings = Settings(
-        mode=mode, options=options, select=select_config,
-        tools=_config(ToolConfig, read_chars=read_chars),
-        acs=_config(AcsConfig, stop=stop, theta=theta, epsilon=epsilon, window=window, chunk_chars=chunk_chars,
-                    notes_chars=notes_chars, seed=seed, probe=probe, draft_confidence=draft_confidence))
-    if mode not in MODES:
-        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
-    model_config = _config(ModelConfig, name=model or env_model(), api_base=api_base, timeout=call_timeout)
-    display = SilentDisplay() if (quiet or json_out) else RichDisplay()
-    with DocumentStore.open(inputs, progress=None if (quiet or json_out) else conversion_progress()) as store:
-        warnings = store.warnings
-        for w in warnings:
-            if not json_out:
-                typer.echo(f"lcread: warning: {clean(w)}", err=True)
-        run_trace = JsonlTrace(trace) if trace else NullTrace()
-        try:
-            from lcread.models import get_model
+    quiet = quiet or json_out
+    result = ask_library(
+        inputs, question, mode=mode, model=model, options=options, trace=trace,
+        display=SilentDisplay() if quiet else RichDisplay(), progress=None if quiet else conversion_progress(),
+        on_warning=None if json_out else lambda w: typer.echo(f"lcread: warning: {clean(w)}", err=True),
+        max_steps=max_steps, max_tokens=max_tokens, max_seconds=max_seconds, context_limit=context_limit,
+        compact_at=compact_at, read_chars=read_chars, stop=stop, theta=theta, epsilon=epsilon, window=window,
+        chunk_chars=chunk_chars, notes_chars=notes_chars, seed=seed, probe=probe, draft_confidence=draft_confidence,
+        sufficiency=False if no_sufficiency else None, api_base=api_base, call_timeout=call_timeout)
+    report(result, json_out)
 
-            result = answer(get_model(model_config), store, question, settings, display, run_trace)
-        finally:
-            if trace:
-                run_trace.close()
+
+def report(result, json_out: bool) -> None:
+    """The answer on stdout (or the whole result as JSON), what the user must know on stderr, and the
+    documented exit status."""
+    from lcread.display import clean
+
     if json_out:
-        typer.echo(json.dumps({**result.to_dict(), "documents": [d.name for d in store.docs],
-                               "warnings": warnings}, ensure_ascii=True))
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=True))
     else:
         typer.echo(clean(result.answer))
         if not result.final and not result.reason.startswith("model error"):
@@ -360,15 +341,9 @@ def cache_clear() -> None:
 
 def _config(cls, **values):
     """A config from only what the user set (the configs hold the defaults); a bad value is one line."""
-    from pydantic import ValidationError
+    from lcread.api import make_config
 
-    try:
-        return cls(**{k: v for k, v in values.items() if v is not None})
-    except ValidationError as e:
-        err = e.errors()[0]
-        option = "--" + str(err["loc"][0]).replace("_", "-").replace("max-total-tokens", "max-tokens") \
-            .replace("--timeout", "--call-timeout")
-        raise LcreadError(f"{option}: {err['msg'].lower()}") from None
+    return make_config(cls, **{k: v for k, v in values.items() if v is not None})
 
 
 def _terminated(number, frame) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class _Config(BaseModel):
@@ -49,6 +49,13 @@ class SelectConfig(_Config):
     """Answers sent back for missing evidence before the run ends with its best answer, unverified."""
     steps_after_refusal: int = Field(8, ge=1)
     """Commands allowed after the first answer sent back, before the run ends unverified."""
+
+    @model_validator(mode="after")
+    def _compact_below_limit(self) -> "SelectConfig":
+        if self.compact_at >= self.context_limit:
+            raise ValueError(f"--compact-at ({self.compact_at}) must be below the context limit "
+                             f"({self.context_limit})")
+        return self
 
     def fitted(self, window: int | None) -> "SelectConfig":
         """Shrink the budget proportionally when the model's window is smaller than the limit."""

@@ -55,6 +55,8 @@ class RunResult:
     citations: list[Citation] = field(default_factory=list)
     missing: str | None = None
     """For an unverified answer: the requirement that was still missing (the near-miss record)."""
+    documents: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -66,6 +68,7 @@ class RunResult:
             "completion_tokens": s.completion_tokens, "total_tokens": s.total_tokens,
             "cached_tokens": s.cached_tokens, "processed_tokens": s.processed_tokens,
             "peak_context": s.peak_context, "compactions": s.compactions, "wall_time": round(s.seconds, 3),
+            **({"documents": self.documents, "warnings": self.warnings} if self.documents else {}),
         }
 
     def summary(self) -> str:

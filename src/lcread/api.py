@@ -1,0 +1,117 @@
+"""The library: `lcread.ask()` answers one question about some inputs, in any mode, with any model.
+
+    import lcread
+
+    result = lcread.ask(["contract.pdf"], "Which clause caps the refund?")
+    result.answer, result.verified, result.citations, result.final, result.to_dict()
+
+Options are the CLI's, with underscores (`max_steps=20`, `read_chars=4000`, `stop="end"`, `probe="letters"`,
+`sufficiency=False`); each is validated by the config it belongs to, so the library and the CLI refuse the
+same values with the same messages. Progress goes to `display` (any object with the Display methods;
+`lcread.display.RichDisplay()` draws what the CLI draws), the run record to `trace` (a path, or any
+object with an `event(kind, **data)` method).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from lcread.agent.result import RunResult
+from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
+from lcread.display import Display, SilentDisplay
+from lcread.errors import LcreadError
+
+OPTION_NAMES = {
+    SelectConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency",
+                   "max_refusals", "steps_after_refusal"},
+    ToolConfig: {"read_chars", "grep_timeout"},
+    AcsConfig: {"stop", "theta", "epsilon", "window", "chunk_chars", "notes_chars", "seed", "probe",
+                "draft_confidence"},
+    ModelConfig: {"api_base", "call_timeout", "local_context", "threads"},
+}
+RENAMED = {"max_tokens": "max_total_tokens", "call_timeout": "timeout"}
+MODES = ("select", "sac", "acs")
+
+_models: dict[tuple, object] = {}
+_models_lock = threading.Lock()
+
+
+def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "select", model=None,
+        options: list[str] | None = None, display: Display | None = None, trace=None, on_warning=None,
+        progress=None, **settings) -> RunResult:
+    """Answer `question` about the files, folders (or "-" for stdin) in `inputs`, reading only what it needs.
+
+    `model`: "local" (the embedded model, the default unless LCREAD_MODEL says otherwise), "local:/x.gguf",
+    a litellm model string, or a Model object. `options`: answer options for a multiple-choice question.
+    `on_warning(text)` hears about the inputs (skipped files, conversions) before the run starts;
+    `progress(what, done, total)` about a long conversion.
+    Returns the RunResult: answer, final, verified, citations, missing, costs (`to_dict()` for JSON)."""
+    from lcread.documents import DocumentStore
+    from lcread.run import Settings, answer
+    from lcread.trace import JsonlTrace, NullTrace
+
+    if not question or not question.strip():
+        raise LcreadError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
+    if mode not in MODES:
+        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
+    configs = configs_from(settings)
+    run_settings = Settings(mode=mode, options=options, select=configs[SelectConfig], tools=configs[ToolConfig],
+                            acs=configs[AcsConfig])
+    inputs = [str(i) for i in ([inputs] if isinstance(inputs, (str, Path)) else inputs)]
+    record = JsonlTrace(trace) if isinstance(trace, (str, Path)) else trace or NullTrace()
+    try:
+        with DocumentStore.open(inputs, progress=progress) as store:  # bad inputs are told before a model loads
+            for warning in store.warnings:
+                if on_warning:
+                    on_warning(warning)
+            llm = model if model is not None and not isinstance(model, str) else \
+                load_model(model, configs[ModelConfig])
+            result = answer(llm, store, question, run_settings, display or SilentDisplay(), record)
+            result.warnings, result.documents = list(store.warnings), [d.name for d in store.docs]
+            return result
+    finally:
+        if isinstance(trace, (str, Path)):
+            record.close()
+
+
+def configs_from(settings: dict) -> dict:
+    """Each option into the config it belongs to; unknown names and bad values are one-line errors that name
+    the option as the CLI spells it."""
+    known = set().union(*OPTION_NAMES.values())
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise LcreadError(f"unknown option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
+    out = {}
+    for cls, names in OPTION_NAMES.items():
+        values = {RENAMED.get(k, k): v for k, v in settings.items() if k in names and v is not None}
+        out[cls] = make_config(cls, **values)
+    return out
+
+
+def make_config(cls, **values):
+    """A config from only the values given (the configs hold the defaults); a bad value is one line."""
+    from pydantic import ValidationError
+
+    try:
+        return cls(**values)
+    except ValidationError as e:
+        err = e.errors()[0]
+        message = err["msg"].removeprefix("Value error, ")
+        if not err["loc"]:  # a rule across fields: its message names the options
+            raise LcreadError(message) from None
+        name = {v: k for k, v in RENAMED.items()}.get(str(err["loc"][0]), str(err["loc"][0]))
+        raise LcreadError(f"--{name.replace('_', '-')}: {message.lower()}") from None
+
+
+def load_model(name: str | None, config: ModelConfig | None = None):
+    """The backend a model string names, built once per process (loading the embedded model takes seconds)."""
+    from lcread.models import get_model
+
+    config = config or ModelConfig()
+    config = config.model_copy(update={"name": name or env_model() or config.name})
+    key = (config.name, config.api_base, config.timeout, config.local_context, config.threads)
+    with _models_lock:
+        if key not in _models:
+            _models[key] = get_model(config)
+        return _models[key]
