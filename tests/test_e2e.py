@@ -296,3 +296,20 @@ def test_on_which_page_of_a_pdf_on_the_embedded_model(tmp_path):
     out = json.loads(proc.stdout)
     assert "17" in out["answer"] and out["verified"], (out["answer"], out["missing"])
     assert out["citations"][0]["place"] == "page 17"
+
+
+def test_a_fixed_prompt_prefix_is_saved_once_and_loaded_by_a_fresh_model(tmp_path):
+    from lcread.models.local import LocalModel
+
+    fixed = "You answer questions about documents. " + "Follow these rules carefully. " * 30
+    messages = [{"role": "system", "content": fixed + "\nDocuments:\na.txt"}, {"role": "user", "content": "Hi?"}]
+    first = LocalModel(embedded_model_path(), ModelConfig(), label="local")
+    first.prefix_folder = tmp_path / "kv"
+    first.remember_prefix(fixed)
+    cold = first.query(messages, max_tokens=4)
+    assert cold.cached_tokens == 0 and len(list((tmp_path / "kv").glob("*.kv"))) == 1
+    second = LocalModel(embedded_model_path(), ModelConfig(), label="local")
+    second.prefix_folder = tmp_path / "kv"
+    second.remember_prefix(fixed)
+    warm = second.query(messages, max_tokens=4)
+    assert warm.cached_tokens >= 200 and warm.text == cold.text  # same reply, the prefix not processed again

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from lcread.config import ModelConfig
+from lcread.config import cache_dir as config_cache_dir
 from lcread.errors import LcreadError
 from lcread.models import Messages, Reply, TokenScore
 
@@ -42,6 +43,9 @@ class LocalModel:
         self._formatter, self._stop = self._chat_formatter()
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
+        self._fixed: str | None = None
+        self.prefix_folder = config_cache_dir() / "kv"
+        """Saved KV states of fixed prompt prefixes (warm starts), keyed by model and prefix tokens."""
 
     def _chat_formatter(self):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -55,6 +59,45 @@ class LocalModel:
         formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         stop = formatter(messages=[{"role": "user", "content": "x"}]).stop or [eos]
         return formatter, ([stop] if isinstance(stop, str) else list(stop))
+
+    def remember_prefix(self, fixed: str) -> None:
+        """Text that begins every prompt of the runs to come (a system prompt's fixed part): its KV state is
+        saved to disk once and loaded by any later process, so the prefix is not processed again."""
+        self._fixed = fixed
+
+    def _warm(self, messages: Messages, tokens: list[int]) -> int:
+        """On a cold context, load the saved state of the prompt's fixed prefix, or save it for next time;
+        returns the tokens evaluated here (they were processed, not taken from a cache)."""
+        if not self._fixed or self.llm.n_tokens > 0:
+            return 0
+        rendered = self.render(messages)
+        at = rendered.find(self._fixed)
+        if at < 0:
+            return 0
+        head = self.llm.tokenize(rendered[:at + len(self._fixed)].encode("utf-8"), add_bos=False, special=True)
+        n = self._llama_cpp.Llama.longest_token_prefix(head, tokens) - 1  # the boundary token may merge
+        if n < 64:
+            return 0
+        import ctypes
+        import hashlib
+
+        cpp, llm = self._llama_cpp, self.llm
+        key = hashlib.sha256(f"{self.path.name}|{self.path.stat().st_size}|{tokens[:n]}".encode()).hexdigest()[:24]
+        path = self.prefix_folder / f"{key}.kv"
+        array = (cpp.llama_token * n)(*tokens[:n])
+        if path.exists():
+            count = ctypes.c_size_t(0)
+            read = cpp.llama_state_seq_load_file(llm._ctx.ctx, str(path).encode(), 0, array, n, ctypes.byref(count))
+            if read and count.value == n:
+                llm.input_ids[:n] = tokens[:n]
+                llm.n_tokens = n
+                return 0
+        llm.eval(tokens[:n])
+        self.prefix_folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        if cpp.llama_state_seq_save_file(llm._ctx.ctx, str(tmp).encode(), 0, array, n):
+            os.replace(tmp, path)
+        return n
 
     def render(self, messages: Messages) -> str:
         """The exact prompt text the model sees, ending where the assistant's reply begins."""
@@ -81,7 +124,8 @@ class LocalModel:
             if len(tokens) + max_tokens > self.llm.n_ctx():
                 raise LcreadError(f"prompt of {len(tokens)} tokens plus {max_tokens} to generate exceeds the "
                                   f"model's {self.llm.n_ctx()}-token window")
-            cached = self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens)
+            evaluated = self._warm(messages, tokens)
+            cached = self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens) - evaluated
             started = time.monotonic()
             if logprobs is not None:
                 return self._scored(tokens, max_tokens, logprobs, choices, cached, started)
