@@ -45,6 +45,8 @@ class SelectConfig(_Config):
     sufficiency: bool = True
     """Accept an answer only when its sufficiency predicate holds on cited evidence (off: accept any
     answer, still reporting whether it is verified)."""
+    max_unread_answers: int = Field(2, ge=0)
+    """Answers given before any command read the documents, sent back before the run ends unverified."""
     max_refusals: int = Field(3, ge=0)
     """Answers sent back for missing evidence before the run ends with its best answer, unverified."""
     steps_after_refusal: int = Field(8, ge=1)

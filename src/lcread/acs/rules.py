@@ -1,4 +1,5 @@
-"""Answer-Convergence Stopping (seed 000 §3.2-3.3) and the baseline stopping policies, as pure functions.
+"""Answer-Convergence Stopping (seed 000 §3.2-3.3) as pure functions: answer states, their change, stability,
+the stopping test, and the random baseline's stopping step.
 
 An answer state is what the probe read after a fold: the prediction, a confidence in [0, 1], and
 for multiple choice the posterior over the options. The change between consecutive states is the

@@ -1,1 +1,3 @@
-"""Reading loops that act through commands: select (selective reading with compaction)."""
+"""Reading loops that act through commands: select (selective reading with compaction) and sac (one
+action per fresh context with a written state); base.py holds what they share, including the answer's
+sufficiency gate."""

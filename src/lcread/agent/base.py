@@ -94,7 +94,7 @@ class CommandLoop:
         if not self.seen:  # nothing read yet (seed 002: stop on evidence, not on the model's say-so)
             self.refused_unread += 1
             self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
-            if self.refused_unread > 2:
+            if self.refused_unread > self.config.max_unread_answers:
                 raise LimitReached(f"grounding limit ({self.refused_unread} answers before reading anything)")
             return Observation(prompts.render("unread_answer", example=example_term(self.question)))
         verdict = self.verifier.check(command.answer)

@@ -25,15 +25,23 @@ class Finding(BaseModel):
     """Line range in that document, START-END."""
 
 
+LIST_ITEMS = 6
+"""Most items in a handoff's lists (plan, requirements, next steps); the grammar allows as many."""
+FINDINGS = 8
+"""Most findings a handoff carries; the grammar allows as many."""
+COMMANDS_KEPT = 15
+"""Commands already run that a handoff lists (the latest)."""
+
+
 class HandoffDraft(BaseModel):
     """The part of a handoff the model writes."""
 
     model_config = ConfigDict(extra="ignore")
     current_step: str = Field(min_length=1, max_length=400)
-    plan: list[str] = Field(default_factory=list, max_length=8)
-    completion_requirements: list[str] = Field(default_factory=list, max_length=6)
-    findings: list[Finding] = Field(default_factory=list, max_length=12)
-    next_steps: list[str] = Field(default_factory=list, max_length=6)
+    plan: list[str] = Field(default_factory=list, max_length=LIST_ITEMS)
+    completion_requirements: list[str] = Field(default_factory=list, max_length=LIST_ITEMS)
+    findings: list[Finding] = Field(default_factory=list, max_length=FINDINGS)
+    next_steps: list[str] = Field(default_factory=list, max_length=LIST_ITEMS)
 
 
 class Handoff(HandoffDraft):
@@ -51,7 +59,7 @@ class Handoff(HandoffDraft):
             for f in self.findings) or "- (none yet)"
         return (f"Task: {self.task}\nCurrent step: {self.current_step}\nPlan:\n{bullets(self.plan)}\n"
                 f"Completion requirements:\n{bullets(self.completion_requirements)}\nFindings:\n{findings}\n"
-                f"Next steps:\n{bullets(self.next_steps)}\nCommands already run:\n{bullets(self.commands_run[-15:])}")
+                f"Next steps:\n{bullets(self.next_steps)}\nCommands already run:\n{bullets(self.commands_run[-COMMANDS_KEPT:])}")
 
 
 def split_reply(text: str) -> tuple[str, str]:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from lcread import prompts
 from lcread.agent.base import CommandLoop
-from lcread.agent.handoff import Handoff, HandoffDraft, keep_shown, parse_draft, split_reply
+from lcread.agent.handoff import (COMMANDS_KEPT, FINDINGS, LIST_ITEMS, Handoff, HandoffDraft, keep_shown,
+                                  parse_draft, split_reply)
 from lcread.errors import FormatError, LimitReached
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
@@ -28,7 +29,8 @@ class SacReader(CommandLoop):
     @property
     def reply_grammar(self) -> str | None:
         commands = self.grammar
-        return prompts.state_grammar(self.names, 4, 6, after_command=True, commands=commands) if commands else None
+        return prompts.state_grammar(self.names, LIST_ITEMS, FINDINGS, after_command=True, commands=commands) \
+            if commands else None
 
     def messages(self) -> Messages:
         state = self.state.render()
@@ -61,7 +63,7 @@ class SacReader(CommandLoop):
                 self.trace.event("findings_dropped", step=self.stats.steps, findings=[f.fact for f in dropped],
                                  why="no tool showed the lines they point at")
         observation = self.execute(command)
-        self.state.commands_run = [*before.commands_run, command.text][-15:]
+        self.state.commands_run = [*before.commands_run, command.text][-COMMANDS_KEPT:]
         self.observe(command, observation, before)
 
     def observe(self, command: Command, observation: Observation, before: Handoff) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from lcread import prompts
 from lcread.agent.base import CommandLoop, example_term
-from lcread.agent.handoff import Handoff, fallback_handoff, keep_shown, parse_handoff, prune_to_fit
+from lcread.agent.handoff import (FINDINGS, LIST_ITEMS, Handoff, fallback_handoff, keep_shown, parse_handoff,
+                                  prune_to_fit)
 from lcread.errors import ContextOverflow, FormatError
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
@@ -26,7 +27,7 @@ class SelectReader(CommandLoop):
         self.handoff: Handoff | None = None
         self.overflowed = False
         names = [d.name for d in self.tools.store.docs]
-        self.handoff_grammar = prompts.state_grammar(names, 5, 8, after_command=False) \
+        self.handoff_grammar = prompts.state_grammar(names, LIST_ITEMS, FINDINGS, after_command=False) \
             if self.model.supports_grammar else None
 
     def step(self) -> None:

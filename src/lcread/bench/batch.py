@@ -13,7 +13,7 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lcread.bench.needles import is_correct
+from lcread.bench.suites import score_answer
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
@@ -115,7 +115,7 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
     row["wall_time"] = round(time.monotonic() - started, 3)
     if task.expected is not None:
         row["expected"] = task.expected
-        row["correct"] = bool(row.get("answer")) and is_correct(row["answer"], task.expected)
+        row["correct"] = score_answer(row.get("answer"), [task.expected], task.options)
     return row
 
 

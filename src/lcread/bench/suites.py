@@ -48,15 +48,24 @@ class Task:
 
 
 def score(task: Task, prediction: str | None) -> bool:
-    """All expected parts appear in the prediction (after normalisation); for options, the right letter."""
+    return score_answer(prediction, task.answers, task.options)
+
+
+def score_answer(prediction: str | None, expected: list[str], options: list[str] | None = None) -> bool:
+    """The one scorer of bench and batch: every expected part appears in the prediction (after
+    normalisation, RULER's string match); with options, the right letter or the right option's text.
+    "No answer was found ..." is never right, whatever it quotes."""
     if not prediction or prediction.startswith("No answer was found"):
         return False
-    if task.options:  # the right letter, or the right option's text
-        letter = task.answers[0]
-        text = task.options["ABCD".index(letter)].split(") ", 1)[1]
-        return re.match(rf"\s*\(?{letter}\b", prediction) is not None or normalize(text) in normalize(prediction)
+    if options and re.fullmatch(r"[A-J]", expected[0]):
+        letter = expected[0]
+        labelled = dict(re.match(r"\s*\(?([A-J])[\).:]\s*(.*)", o).groups() for o in options
+                        if re.match(r"\s*\(?([A-J])[\).:]", o))
+        text = labelled.get(letter, "")
+        return re.match(rf"\s*\(?{letter}\b", prediction) is not None or \
+            bool(text) and normalize(text) in normalize(prediction)
     got = f" {normalize(prediction)} "
-    return all(f" {normalize(a)} " in got or normalize(a) in got.replace(" ", "") for a in task.answers)
+    return all(f" {normalize(a)} " in got or normalize(a) in got.replace(" ", "") for a in expected)
 
 
 def _key(rng: random.Random) -> str:
