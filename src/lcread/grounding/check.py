@@ -328,14 +328,31 @@ class Verifier:
         return links
 
     def _bridge(self, s: Sentence, term: str) -> Sentence | None:
-        mine = self._entities(s)
-        for other in self.log.sentences():
-            if other is s or not has(other.context, term):
-                continue
-            shared = mine & self._entities(other)
-            if any(self._uses(e) <= MAX_BRIDGE_USES for e in shared):
+        """A shown sentence that carries `term` and shares a (not boilerplate) name with `s`."""
+        def index() -> dict[str, list[Sentence]]:
+            out: dict[str, list[Sentence]] = {}
+            for x in self.log.sentences():
+                if has(x.context, term):
+                    for e in self._entities(x):
+                        if self._uses(e) <= MAX_BRIDGE_USES:
+                            out.setdefault(e, []).append(x)
+            return out
+
+        by_name = self._memo(("bridges", term), index)
+        for e in self._entities(s):
+            other = next((x for x in by_name.get(e, []) if x is not s), None)
+            if other is not None:
                 return other
         return None
+
+    def _memo(self, key, compute):
+        """A value computed once per state of the evidence (it only grows, so its size is its version)."""
+        version = len(self.log.pieces)
+        if getattr(self, "_memo_version", None) != version:
+            self._memo_version, self._memo_values = version, {}
+        if key not in self._memo_values:
+            self._memo_values[key] = compute()
+        return self._memo_values[key]
 
     def _coverage(self, s: Sentence) -> int:
         return sum(_prefix(stem(k), s.context) for k in self.profile.keywords)
@@ -351,12 +368,19 @@ class Verifier:
         return self._best[1]
 
     def _entities(self, s: Sentence) -> set[str]:
-        asked = {t.lower() for t in self.profile.terms}
-        return {e.lower() for e in distinguishing_terms(s.text, []) if e.lower() not in asked and len(e) >= 3
-                and not _NUMBER.fullmatch(e)}
+        def compute():
+            asked = {t.lower() for t in self.profile.terms}
+            return {e.lower() for e in distinguishing_terms(s.text, []) if e.lower() not in asked and len(e) >= 3
+                    and not _NUMBER.fullmatch(e)}
+        return self._memo(("entities", s), compute)
 
     def _uses(self, entity: str) -> int:
-        return sum(1 for s in self.log.sentences() if has(s.norm, entity))
+        """In how many shown sentences a name appears (a name in many is boilerplate, not a link)."""
+        def count():
+            from collections import Counter
+
+            return Counter(e.lower() for s in self.log.sentences() for e in set(distinguishing_terms(s.text, [])))
+        return self._memo("uses", count).get(entity.lower(), 0)
 
     def _unlinked(self, atom: str, found) -> Verdict:
         p = self.profile

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from lcread.tools.evidence import Search, Shown
 
@@ -38,11 +39,11 @@ class Sentence:
     title: str | None = None
     """A short title line just above (a heading or a paragraph's title), when it was shown too."""
 
-    @property
+    @cached_property
     def norm(self) -> str:
         return norm(self.text)
 
-    @property
+    @cached_property
     def context(self) -> str:
         """The sentence with its section and title: where a term may sit for the sentence to carry it."""
         return norm(" ".join(filter(None, [self.section, self.title, self.text])))
