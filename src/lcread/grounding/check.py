@@ -11,15 +11,11 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from lcread.grounding.candidates import GroundedValues
 from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
-from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, content_words, distinguishing_terms, stem
+from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, prefix
+from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
 
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
-_DATE = re.compile(r"\b(1\d{3}|20\d{2})s?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(am|pm|a\.m\.|p\.m\.)|\b\d{1,2}(st|nd|rd|th) century\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
-                   r"\b(january|february|march|april|may|june|july|august|september|october|november|december|"
-                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
-_LABEL = re.compile(r"^\s*(final answer|the answer is|answer)\s*[:\-]\s*", re.I)
-MAX_BRIDGE_USES = 3  # an entity in more sentences than this is boilerplate, not a link
 
 
 @dataclass
@@ -36,7 +32,7 @@ class Verdict:
     """False when the answer is not of the kind asked for (or only repeats the question)."""
 
 
-class Verifier:
+class Verifier(GroundedValues):
     def __init__(self, profile: Profile, log: EvidenceLog, counter=None, place_of=None):
         self.profile, self.log = profile, log
         self.counter = counter
@@ -51,7 +47,7 @@ class Verifier:
         if p.comparison and self._option_text(answer.strip()) is not None:
             return Verdict(True, self.locate(self._option_text(answer.strip())), applies=False,
                            missing="a comparison: the lines show each side, not which one wins")
-        answer = _LABEL.sub("", answer.strip()).strip().strip('"').rstrip(".")
+        answer = LABEL.sub("", answer.strip()).strip().strip('"').rstrip(".")
         if p.kind == "choice":
             answer = self._option_text(answer)
             if answer is None:
@@ -76,9 +72,9 @@ class Verifier:
     def atoms(self, answer: str) -> list[str]:
         """The parts of the answer that must be found in the evidence."""
         question_terms = {t.lower() for t in self.profile.terms}
-        numbers = [n for n in (_THOUSANDS(m) for m in _NUMBER.findall(answer)) if n not in question_terms]
+        numbers = [n for n in (_THOUSANDS(m) for m in NUMBER.findall(answer)) if n not in question_terms]
         names = [t for t in distinguishing_terms(answer, []) if t.lower() not in question_terms
-                 and not _NUMBER.fullmatch(t) and t.lower() not in STOPWORDS]
+                 and not NUMBER.fullmatch(t) and t.lower() not in STOPWORDS]
         atoms = list(dict.fromkeys(numbers + names))
         if not atoms:
             words = [w for w in re.split(r"\W+", answer.lower()) if w and w not in ("a", "an", "the")]
@@ -101,7 +97,7 @@ class Verifier:
                            step=self._term_step(), kind_ok=False)
         kind = p.answer_type
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
-              "date": lambda: bool(_DATE.search(answer))}.get(kind, lambda: True)()
+              "date": lambda: bool(DATE.search(answer))}.get(kind, lambda: True)()
         if ok:
             return None
         shown = answer if len(answer) <= 60 else answer[:57] + "..."
@@ -134,13 +130,13 @@ class Verifier:
         words is there (or in a linking sentence); and a number answering "how many beds" is a number of
         beds, not of something else on the same line."""
         p = self.profile
-        if p.terms and p.keywords and not any(_prefix(stem(k), x.context) for k in p.keywords for x in [s, *links]):
+        if p.terms and p.keywords and not any(prefix(stem(k), x.context) for k in p.keywords for x in [s, *links]):
             return False
         if p.answer_type == "number" and p.count_words:
             nouns = [stem(w) for w in p.count_words]
             near = re.search(rf"(?<![\d.]){re.escape(atom)}(?![\d.])(?:\s+\S+){{0,3}}", s.norm)
             before = s.norm[:near.start()][-40:] if near else ""
-            return near is not None and any(_prefix(n, near.group(0) + " " + before) for n in nouns)
+            return near is not None and any(prefix(n, near.group(0) + " " + before) for n in nouns)
         return True
 
     _choice = _lookup
@@ -225,19 +221,6 @@ class Verifier:
                     grew = True
         return inside
 
-    def _counts(self) -> list[str]:
-        """What a complete search lets one count: the lines with the question's place or name, and those of
-        them that also name what is counted."""
-        term = self._main_term()
-        search = self.log.searched(term) if term else None
-        if search is None:
-            return []
-        rows = {(s.doc, s.line): s for s in self.log.sentences()
-                if (s.doc, s.line) in set(search.lines) and has(s.context, term)}
-        needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
-        both = [s for s in rows.values() if all(has(s.context, t) or _prefix(stem(t), s.context) for t in needs)]
-        return list(dict.fromkeys([str(len(both)), str(len(rows))]))
-
     def _count(self, answer, atoms, found) -> Verdict:
         numbers = [int(a) for a in atoms if a.isdigit()]
         term = self._main_term() or (self.profile.count_words[0] if self.profile.count_words else None)
@@ -248,7 +231,7 @@ class Verifier:
             return Verdict(False, missing=f"a count needs every line with {term!r} shown", step=_grep(term))
         needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
         rows = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines) and has(s.context, term)
-                and all(has(s.context, t) or _prefix(stem(t), s.context) for t in needs if t.lower() != term.lower())]
+                and all(has(s.context, t) or prefix(stem(t), s.context) for t in needs if t.lower() != term.lower())]
         lines = {(s.doc, s.line): s for s in rows}
         counted = [c for c in self.log.searches if c.counted and c.matches in numbers
                    and any(norm(term) in norm(p) for p in c.patterns) and not needs]
@@ -355,7 +338,7 @@ class Verifier:
         return self._memo_values[key]
 
     def _coverage(self, s: Sentence) -> int:
-        return sum(_prefix(stem(k), s.context) for k in self.profile.keywords)
+        return sum(prefix(stem(k), s.context) for k in self.profile.keywords)
 
     def _best_coverage(self) -> int:
         """With only keywords to go by, an answer must come from the shown sentences that carry the most of
@@ -363,7 +346,7 @@ class Verifier:
         key = len(self.log.pieces)
         if getattr(self, "_best", (None,))[0] != key:
             valued = [self._coverage(s) for s in self.log.sentences()
-                      if _NUMBER.search(s.text) or distinguishing_terms(s.text, [], whole=True)]
+                      if NUMBER.search(s.text) or distinguishing_terms(s.text, [], whole=True)]
             self._best = (key, max(valued, default=0))
         return self._best[1]
 
@@ -371,7 +354,7 @@ class Verifier:
         def compute():
             asked = {t.lower() for t in self.profile.terms}
             return {e.lower() for e in distinguishing_terms(s.text, []) if e.lower() not in asked and len(e) >= 3
-                    and not _NUMBER.fullmatch(e)}
+                    and not NUMBER.fullmatch(e)}
         return self._memo(("entities", s), compute)
 
     def _uses(self, entity: str) -> int:
@@ -404,15 +387,15 @@ class Verifier:
         if kind == "number":
             return [a for a in atoms if re.fullmatch(r"[\d.]+", a)] or atoms
         if kind == "date":
-            return [a for a in atoms if _DATE.search(a)] or atoms
+            return [a for a in atoms if DATE.search(a)] or atoms
         return atoms
 
     def _values(self, text: str) -> list[str]:
         if self.profile.answer_type == "date":
-            return [m.group(0) for m in _DATE.finditer(text)]
+            return [m.group(0) for m in DATE.finditer(text)]
         for term in sorted(self.profile.terms, key=len, reverse=True):
             text = re.sub(re.escape(term), " ", text, flags=re.I)
-        return [_THOUSANDS(m) for m in _NUMBER.findall(text)]
+        return [_THOUSANDS(m) for m in NUMBER.findall(text)]
 
     def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
         """A name shaped like the answer's items, in the linked sentences but not in the answer (names found
@@ -446,98 +429,13 @@ class Verifier:
         found = [k for k in words if counts[k]]
         return min(found, key=lambda k: counts[k]) if found else words[0]
 
-    def linked_items(self, answer: str) -> list[str]:
-        """The items of a list answer that the chain of shown lines already links to the question."""
-        if self.profile.kind != "list":
-            return []
-        component = self._component()
-        atoms = self.atoms(_LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
-        return [a for a in atoms if any(has(s.norm, a) for s in component)]
-
-    def slots(self) -> list[list[str]] | None:
-        """For several parts asked together, the values shown with each part, part by part."""
-        p = self.profile
-        if p.kind != "parts" or p.answer_type not in ("number", "date"):
-            return None
-        pattern = _DATE if p.answer_type == "date" else _NUMBER
-        out = []
-        for part in p.parts:
-            values = []
-            for s in self.log.sentences():
-                if has(s.context, part):
-                    text = s.text
-                    for term in sorted(p.terms, key=len, reverse=True):
-                        text = re.sub(re.escape(term), " ", text, flags=re.I)
-                    values += [m.group(0) for m in pattern.finditer(text)]
-            out.append(list(dict.fromkeys(values))[:12])
-        return out if all(out) else None
-
-    def expected_count(self) -> int | None:
-        """How many values a several-value answer must hold, when the evidence says: one per part asked
-        for, or every value a complete search for the term showed."""
-        p = self.profile
-        if p.kind == "parts":
-            return len(p.parts)
-        term = self._main_term() if p.kind == "all" else None
-        if term and self.log.searched(term) is not None:
-            values = {v for s in self.log.sentences() if has(s.context, term) for v in self._values(s.text)}
-            return len(values) or None
-        return None
-
     def locate(self, answer: str) -> list[Citation]:
         """Shown sentences holding any part of the answer (for an answer that is not verified)."""
-        atoms = self.atoms(_LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
+        atoms = self.atoms(LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
         return [cite(s) for s in self.log.sentences() if any(has(s.norm, a) for a in atoms)][:6]
-
-    def candidates(self, after_refusal: bool = False) -> list[str]:
-        """Values of the asked kind in shown sentences that carry the question's terms: what a grounded
-        answer can be. Numbers and dates always; names and other text only after an answer was sent back
-        (the embedded model's answer grammar is then limited to these)."""
-        kind = self.profile.answer_type
-        if self.profile.kind == "count":
-            return self._counts() if after_refusal else []
-        if self.profile.kind == "page":
-            return sorted(set(self._pages().values()), key=int)
-        if self.profile.kind == "choice":
-            options = [f"{letter}) {text}" for letter, text in self.profile.options]
-            grounded = [f"{letter}) {text}" for letter, text in self.profile.options
-                        if any(has(s.norm, text) and self._carries(s) is not None for s in self.log.sentences())]
-            return grounded or options
-        if self.profile.kind == "where":
-            fragment = norm(self.profile.quote or "")[:40]
-            return list(dict.fromkeys(p.section[1].split(" > ")[-1] for p in self.log.pieces
-                                      if p.section and fragment and fragment in norm(p.text)))
-        if self.profile.kind in ("summary", "yesno"):
-            return []
-        if kind not in ("number", "date") and not after_refusal:
-            return []
-        asked = set(re.split(r"[^a-z0-9]+", self.profile.question.lower()))
-        terms = {norm(t) for t in self.profile.terms}
-        out: list[str] = []
-        if self.profile.kind == "list":
-            pool = self._component()
-        elif self.profile.kind == "parts":
-            pool = [s for s in self.log.sentences() if any(has(s.context, part) for part in self.profile.parts)]
-        else:
-            pool = [s for s in self.log.sentences() if self._carries(s) is not None]
-        for s in pool:
-            if kind in ("number", "date"):
-                pattern = _DATE if kind == "date" else _NUMBER
-                out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
-            else:
-                out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
-                        and not _NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
-                        and '"' not in e and self._uses(e) <= max(MAX_BRIDGE_USES, 2 * len(pool) // 3)]
-        return list(dict.fromkeys(out))[:24]
-
 
 def _THOUSANDS(number: str) -> str:
     return number.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number) else number.rstrip(",")
-
-
-def _prefix(start: str, text: str) -> bool:
-    """Whether a word of the text begins with `start`."""
-    return re.search(rf"(?<![a-z0-9]){re.escape(start)}", text) is not None
 
 
 def _shape(token: str) -> str:

@@ -1,0 +1,108 @@
+"""The values a grounded answer can take, read off the shown evidence: what the embedded model's answer
+grammar is limited to (numbers and dates beside the question's terms, one slot per part, a list that can
+only grow, grounded options, sections, counts, pages)."""
+
+from __future__ import annotations
+
+import re
+
+from lcread.grounding.evidence import has, norm
+from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, prefix
+from lcread.grounding.question import distinguishing_terms, stem
+
+
+class GroundedValues:
+    """Mixed into the Verifier: it supplies profile, log and the predicates' helpers."""
+
+    def linked_items(self, answer: str) -> list[str]:
+        """The items of a list answer that the chain of shown lines already links to the question."""
+        if self.profile.kind != "list":
+            return []
+        component = self._component()
+        atoms = self.atoms(LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
+        return [a for a in atoms if any(has(s.norm, a) for s in component)]
+
+    def expected_count(self) -> int | None:
+        """How many values a several-value answer must hold, when the evidence says: one per part asked
+        for, or every value a complete search for the term showed."""
+        p = self.profile
+        if p.kind == "parts":
+            return len(p.parts)
+        term = self._main_term() if p.kind == "all" else None
+        if term and self.log.searched(term) is not None:
+            values = {v for s in self.log.sentences() if has(s.context, term) for v in self._values(s.text)}
+            return len(values) or None
+        return None
+
+    def slots(self) -> list[list[str]] | None:
+        """For several parts asked together, the values shown with each part, part by part."""
+        p = self.profile
+        if p.kind != "parts" or p.answer_type not in ("number", "date"):
+            return None
+        pattern = DATE if p.answer_type == "date" else NUMBER
+        out = []
+        for part in p.parts:
+            values = []
+            for s in self.log.sentences():
+                if has(s.context, part):
+                    text = s.text
+                    for term in sorted(p.terms, key=len, reverse=True):
+                        text = re.sub(re.escape(term), " ", text, flags=re.I)
+                    values += [m.group(0) for m in pattern.finditer(text)]
+            out.append(list(dict.fromkeys(values))[:12])
+        return out if all(out) else None
+
+    def candidates(self, after_refusal: bool = False) -> list[str]:
+        """Values of the asked kind in shown sentences that carry the question's terms: what a grounded
+        answer can be. Numbers and dates always; names and other text only after an answer was sent back
+        (the embedded model's answer grammar is then limited to these)."""
+        kind = self.profile.answer_type
+        if self.profile.kind == "count":
+            return self._counts() if after_refusal else []
+        if self.profile.kind == "page":
+            return sorted(set(self._pages().values()), key=int)
+        if self.profile.kind == "choice":
+            options = [f"{letter}) {text}" for letter, text in self.profile.options]
+            grounded = [f"{letter}) {text}" for letter, text in self.profile.options
+                        if any(has(s.norm, text) and self._carries(s) is not None for s in self.log.sentences())]
+            return grounded or options
+        if self.profile.kind == "where":
+            fragment = norm(self.profile.quote or "")[:40]
+            return list(dict.fromkeys(p.section[1].split(" > ")[-1] for p in self.log.pieces
+                                      if p.section and fragment and fragment in norm(p.text)))
+        if self.profile.kind in ("summary", "yesno"):
+            return []
+        if kind not in ("number", "date") and not after_refusal:
+            return []
+        asked = set(re.split(r"[^a-z0-9]+", self.profile.question.lower()))
+        terms = {norm(t) for t in self.profile.terms}
+        out: list[str] = []
+        if self.profile.kind == "list":
+            pool = self._component()
+        elif self.profile.kind == "parts":
+            pool = [s for s in self.log.sentences() if any(has(s.context, part) for part in self.profile.parts)]
+        else:
+            pool = [s for s in self.log.sentences() if self._carries(s) is not None]
+        for s in pool:
+            if kind in ("number", "date"):
+                pattern = DATE if kind == "date" else NUMBER
+                out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
+            else:
+                out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
+                        and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
+                        and '"' not in e and self._uses(e) <= max(MAX_BRIDGE_USES, 2 * len(pool) // 3)]
+        return list(dict.fromkeys(out))[:24]
+
+
+    def _counts(self) -> list[str]:
+        """What a complete search lets one count: the lines with the question's place or name, and those of
+        them that also name what is counted."""
+        term = self._main_term()
+        search = self.log.searched(term) if term else None
+        if search is None:
+            return []
+        rows = {(s.doc, s.line): s for s in self.log.sentences()
+                if (s.doc, s.line) in set(search.lines) and has(s.context, term)}
+        needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
+        both = [s for s in rows.values() if all(has(s.context, t) or prefix(stem(t), s.context) for t in needs)]
+        return list(dict.fromkeys([str(len(both)), str(len(rows))]))
