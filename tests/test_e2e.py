@@ -185,13 +185,16 @@ def test_sac_on_the_embedded_model(tasks, tmp_path):
     task = tasks[1]
     trace = tmp_path / "sac.jsonl"
     proc = run_cli("ask", "--mode", "sac", task.path, task.question, "--json", "--trace", str(trace))
-    assert proc.returncode in (0, 3), proc.stderr.decode()
+    assert proc.returncode in (0, 3, 4), proc.stderr.decode()
     out = json.loads(proc.stdout)
     assert out["mode"] == "sac" and out["steps"] >= 1 and out["answer"]
     assert out["peak_context"] < 3000 and out["compactions"] == 0
+    assert out["verified"] is not True or task.answer in out["answer"]  # never verified and wrong
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     commands = [e for e in events if e["event"] == "command"]
-    assert commands and commands[0]["command"].startswith("grep")
+    assert any(c["command"].startswith("grep") for c in commands)
+    if commands[0]["command"].startswith("answer"):  # an answer before reading anything is sent back
+        assert any(e["event"] == "answer_refused" for e in events)
     assert all(e["state"]["task"] == task.question for e in commands)
     assert all(e["context"] < 3000 for e in events if e["event"] == "call")
 
@@ -312,4 +315,4 @@ def test_a_fixed_prompt_prefix_is_saved_once_and_loaded_by_a_fresh_model(tmp_pat
     second.prefix_folder = tmp_path / "kv"
     second.remember_prefix(fixed)
     warm = second.query(messages, max_tokens=4)
-    assert warm.cached_tokens >= 200 and warm.text == cold.text  # same reply, the prefix not processed again
+    assert warm.cached_tokens >= 100 and warm.text == cold.text  # same reply, the prefix not processed again

@@ -81,7 +81,8 @@ class CommandLoop:
         candidates = self.verifier.candidates(after_refusal=self.pending is not None)
         keep = self.verifier.linked_items(self.pending[0]) if self.pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
-                                       [k for k in keep if k in candidates], self.verifier.slots())
+                                       [k for k in keep if k in candidates], self.verifier.slots(),
+                                       can_answer=bool(self.seen))
 
     def answer_kind(self) -> str | None:
         profile = self.verifier.profile

@@ -86,7 +86,10 @@ class GroundedValues:
         for s in pool:
             if kind in ("number", "date"):
                 pattern = DATE if kind == "date" else NUMBER
-                out += [m.group(0) for m in pattern.finditer(s.text) if norm(m.group(0)) not in terms]
+                text = s.text
+                for term in sorted(self.profile.terms, key=len, reverse=True):  # a number inside a name is not one
+                    text = re.sub(re.escape(term), " ", text, flags=re.I)
+                out += [m.group(0) for m in pattern.finditer(text) if norm(m.group(0)) not in terms]
             else:
                 out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
                         and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked

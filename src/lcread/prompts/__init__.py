@@ -35,16 +35,19 @@ _KIND_ANSWERS = {
 
 def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind: str | None = None,
                     count: int | None = None, keep: list[str] | None = None,
-                    slots: list[list[str]] | None = None) -> str:
+                    slots: list[list[str]] | None = None, can_answer: bool = True) -> str:
     """The GBNF grammar of one command, with the document names as the only valid paths. With `answers`,
     an answer can only be one of them (or several, comma-separated, when `kind` starts with many-); with
     only a kind (number, date), an answer must at least hold a digit. `count` fixes how many values a
     several-value answer holds (one per part asked for); `keep` are items a several-value answer must
     start with (the grounded part of an answer sent back), so that an answer can only grow; `slots` give
-    the values each part of a several-part answer may take, in order."""
+    the values each part of a several-part answer may take, in order. Without `can_answer` (nothing read
+    yet), the grammar has no answer command at all."""
     # Past a few hundred names, alternatives make the grammar slow: any path, which the runner checks.
     docs = " | ".join(_literal(n) for n in doc_names) if len(doc_names) <= 300 else '[^ "\\n]{1,200}'
     grammar = template("commands.gbnf").replace("@DOCS@", docs)
+    if not can_answer:
+        grammar = grammar.replace(" | cmd-answer", "", 1)
     base = (kind or "").removeprefix("many-")
     if slots and all(slots):  # one value per part, in the order the parts were asked
         body = ' ", " '.join("(" + " | ".join(_literal(a) for a in slot) + ")" for slot in slots)
