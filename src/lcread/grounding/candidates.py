@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from lcread.grounding.evidence import has, norm
-from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, prefix
+from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, prefix
 from lcread.grounding.question import distinguishing_terms, stem
 
 
@@ -39,16 +39,9 @@ class GroundedValues:
         p = self.profile
         if p.kind != "parts" or p.answer_type not in ("number", "date"):
             return None
-        pattern = DATE if p.answer_type == "date" else NUMBER
         out = []
         for part in p.parts:
-            values = []
-            for s in self.log.sentences():
-                if has(s.context, part):
-                    text = s.text
-                    for term in sorted(p.terms, key=len, reverse=True):
-                        text = re.sub(re.escape(term), " ", text, flags=re.I)
-                    values += [m.group(0) for m in pattern.finditer(text)]
+            values = [v for s in self.log.sentences() if has(s.context, part) for v in self._raw_values(s.text)]
             out.append(list(dict.fromkeys(values))[:12])
         return out if all(out) else None
 
@@ -85,11 +78,7 @@ class GroundedValues:
             pool = [s for s in self.log.sentences() if self._carries(s) is not None]
         for s in pool:
             if kind in ("number", "date"):
-                pattern = DATE if kind == "date" else NUMBER
-                text = s.text
-                for term in sorted(self.profile.terms, key=len, reverse=True):  # a number inside a name is not one
-                    text = re.sub(re.escape(term), " ", text, flags=re.I)
-                out += [m.group(0) for m in pattern.finditer(text) if norm(m.group(0)) not in terms]
+                out += [v for v in self._raw_values(s.text) if norm(v) not in terms]
             else:
                 out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
                         and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked

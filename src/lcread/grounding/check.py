@@ -393,9 +393,15 @@ class Verifier(GroundedValues):
     def _values(self, text: str) -> list[str]:
         if self.profile.answer_type == "date":
             return [m.group(0) for m in DATE.finditer(text)]
+        return [_THOUSANDS(m) for m in self._raw_values(text)]
+
+    def _raw_values(self, text: str) -> list[str]:
+        """Values of the asked kind (dates, else numbers) as the text writes them, once the question's own
+        terms are taken out (a number inside a name such as quiet-harbor-42 is not a value)."""
         for term in sorted(self.profile.terms, key=len, reverse=True):
             text = re.sub(re.escape(term), " ", text, flags=re.I)
-        return [_THOUSANDS(m) for m in NUMBER.findall(text)]
+        pattern = DATE if self.profile.answer_type == "date" else NUMBER
+        return [m.group(0) for m in pattern.finditer(text)]
 
     def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
         """A name shaped like the answer's items, in the linked sentences but not in the answer (names found
