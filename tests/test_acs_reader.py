@@ -77,10 +77,10 @@ def test_cut_point_prefers_boundaries_and_never_splits_a_character():
 def test_acs_stops_once_the_answer_is_confident_and_stable(store):
     replies, calls = brain()
     result, trace, _ = run(store, AcsPolicy(0.995, 0.05, 3), replies)
-    # needle in chunk 3: states 3 and 4 agree, but the window (2,3,4) still holds the change at 3
-    assert (result.answer, result.chunks_read, result.reason) == ("7261", 5, "acs stopped")
-    assert calls == {"fold": 5, "probe": 5, "gate": 0}
-    assert [s["answer"] for s in result.states] == ["not found", "not found", "7261", "7261", "7261"]
+    # needle in chunk 3: states 3 and 4 agree; the abstentions before it are no answer state to change from
+    assert (result.answer, result.chunks_read, result.reason) == ("7261", 4, "acs stopped")
+    assert calls == {"fold": 4, "probe": 4, "gate": 0}
+    assert [s["answer"] for s in result.states] == ["not found", "not found", "7261", "7261"]
     assert result.states[-1]["change"] == 0.0 and result.states[-1]["stop"] is True
     assert result.tokens_by_kind["gate"] == 0 and result.tokens_by_kind["fold"] > 0
 
@@ -161,8 +161,8 @@ def test_replay_charges_each_policy_for_its_own_calls(store):
     folds = [s.fold_tokens for s in steps]
     assert (full.stop, full.answer) == (6, "7261")
     assert full.tokens == sum(folds) + steps[-1].probe_tokens
-    assert (acs.stop, acs.answer) == (5, "7261")
-    assert acs.tokens == sum(folds[:5]) + sum(s.probe_tokens for s in steps[:5])
+    assert (acs.stop, acs.answer) == (4, "7261")
+    assert acs.tokens == sum(folds[:4]) + sum(s.probe_tokens for s in steps[:4])
     assert (end.stop, end.answer) == (3, "7261")
     assert end.tokens == sum(folds[:3]) + steps[2].probe_tokens + sum(s.end_tokens for s in steps[:3])
 
@@ -233,6 +233,15 @@ def test_open_ended_confidence_counts_the_answers_own_tokens():
     assert answer_confidence(tokens) == pytest.approx(0.98)
     assert answer_confidence(tokens, "mean") == pytest.approx(math.sqrt(0.99 * 0.98))
     assert answer_confidence([("72", math.log(0.5)), ("61", math.log(0.9))]) == pytest.approx(0.5)
+    # a restated question is wrapping too: its first token's doubt (restate or give the bare value) is not
+    # doubt about the value; spaces and punctuation carry none
+    echo = [("The", math.log(0.35)), (" magic", math.log(0.97)), (" number", 0.0), (" for", 0.0),
+            (" quiet", 0.0), ("-c", 0.0), ("any", 0.0), ("on", 0.0), (" is", 0.0), (" ", math.log(0.9)),
+            ("70", math.log(0.997)), ("28", math.log(0.99)), (".", math.log(0.8))]
+    question = "What is the special magic number for quiet-canyon?"
+    assert answer_confidence(echo, question=question) == pytest.approx(0.99)
+    assert answer_confidence(echo) == pytest.approx(0.97)  # without the question, its words count
+    assert answer_confidence([("Paris", math.log(0.6))], question="Paris or Rome?") == pytest.approx(0.6)
 
 
 def test_notes_keep_lines_about_the_question_and_their_chain_not_look_alikes():

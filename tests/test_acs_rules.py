@@ -58,10 +58,10 @@ def _drafts(*answers, confidence=0.999):
 
 def test_stability_windows_over_the_last_min_t_w_states():
     assert stability(_drafts("x"), 3) is None  # one state: no change observed yet
-    assert stability(_drafts("a", "b"), 3) == 1.0
-    assert stability(_drafts("a", "b", "b"), 3) == 0.5
-    assert stability(_drafts("a", "b", "b", "b"), 3) == 0.0  # window of 3 states: b, b, b
-    assert stability(_drafts("a", "b", "b", "b"), 4) == pytest.approx(1 / 3)
+    assert stability(_drafts("p", "q"), 3) == 1.0
+    assert stability(_drafts("p", "q", "q"), 3) == 0.5
+    assert stability(_drafts("p", "q", "q", "q"), 3) == 0.0  # window of 3 states: q, q, q
+    assert stability(_drafts("p", "q", "q", "q"), 4) == pytest.approx(1 / 3)
 
 
 def test_acs_stop_needs_confidence_stability_and_eligibility():
@@ -72,6 +72,15 @@ def test_acs_stop_needs_confidence_stability_and_eligibility():
     assert not acs_stop(_drafts("not found", "not found", "not found"), 0.995, 0.05, 3)  # abstention
     assert not acs_stop(_drafts("x", "42", "42"), 0.995, 0.05, 3)  # mean change 0.5 over the window
     assert acs_stop(_drafts("x", "42", "42", "42"), 0.995, 0.05, 3)
+
+
+def test_states_without_an_answer_do_not_count_towards_stability():
+    # "not found" twice, then the evidence: two agreeing answers suffice, the abstentions are not changes
+    states = _drafts("not found", "not found", "42", "42")
+    assert stability(states, 3) == 0.0
+    assert acs_stop(states, 0.995, 0.05, 3)
+    assert not acs_stop(states[:3], 0.995, 0.05, 3)  # one answer so far: stability unknown
+    assert stability(_drafts("not found", "41", "not found", "42"), 3) == 1.0  # 41 -> 42 still moves
 
 
 def test_posterior_renormalises_top_logprobs_over_the_options():

@@ -95,7 +95,7 @@ def ask(
     theta: Annotated[Optional[float], typer.Option(help="acs: confidence threshold (0.995).")] = None,
     epsilon: Annotated[Optional[float], typer.Option(help="acs: stability threshold (0.05).")] = None,
     window: Annotated[Optional[int], typer.Option(help="acs: stability window w (3).")] = None,
-    chunk_chars: Annotated[Optional[int], typer.Option(help="acs: characters per chunk (24,000).")] = None,
+    chunk_chars: Annotated[Optional[int], typer.Option(help="acs: characters per chunk (24,000; 8,000 on the embedded model).")] = None,
     notes_chars: Annotated[Optional[int], typer.Option(help="acs: cap on the running notes (6,000).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="acs: seed of --stop random.")] = None,
     no_sufficiency: Annotated[bool, typer.Option("--no-sufficiency", help="Accept any answer the model gives "

@@ -47,7 +47,7 @@ def _acs(model, store, question, settings, display, trace):
     from lcread.grounding.question import parse_options
     from lcread.acs.reader import FoldReader
 
-    config = settings.acs
+    config = settings.acs.for_model(model)
     question, pairs = parse_options(question, split_options(settings.options))
     probe = Probe(model, question, pairs, config.top_k, config.draft_tokens, config.probe, config.draft_confidence)
     config, how = _calibrated(config, model, probe)

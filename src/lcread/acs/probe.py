@@ -102,7 +102,8 @@ class Probe:
     def _draft(self, reply: Reply) -> AnswerState:
         draft = reply.text.strip().splitlines()[0].strip() if reply.text.strip() else ""
         self._need_scores(reply)
-        confidence = answer_confidence([(s.token, s.logprob) for s in reply.scores], self.confidence)
+        confidence = answer_confidence([(s.token, s.logprob) for s in reply.scores], self.confidence,
+                                       self.question)
         return AnswerState(draft, confidence, eligible=not is_abstention(draft))
 
     def gate(self, kind: str, notes: str) -> tuple[str, Reply]:

@@ -87,7 +87,11 @@ def change(prev: AnswerState, cur: AnswerState) -> float:
 
 
 def stability(states: list[AnswerState], window: int) -> float | None:
-    """Mean change across the last min(t, w) states (their t-1 consecutive changes); None at t = 1."""
+    """Mean change across the last min(t, w) eligible states (their consecutive changes); None while
+    fewer than two were read. A state read from empty notes, or an abstaining draft, is no answer state
+    yet: counting it would charge every reading one or two extra chunks for the change from "nothing"
+    to the first evidence."""
+    states = [s for s in states if s.eligible]
     recent = states[-min(len(states), window):]
     if len(recent) < 2:
         return None
@@ -123,15 +127,32 @@ def draft_confidence(logprobs: list[float]) -> float:
     return math.exp(min(logprobs)) if logprobs else 0.0
 
 
-def answer_confidence(tokens: list[tuple[str, float]], how: str = "min") -> float:
-    """Confidence over the answer's own tokens: a leading label ("Answer:", "The answer is") and the
-    whitespace around it are not the answer, so their doubt does not count. `how` is min or mean."""
-    text, start = "", 0
-    for i, (token, _) in enumerate(tokens):
-        text += token
-        if _LABEL.match(text) and not _LABEL.match(text).end() < len(text.rstrip()):
-            start = i + 1
-    answer = [lp for token, lp in tokens[start:] if token.strip()] or [lp for _, lp in tokens]
+_WORD = re.compile(r"\w+")
+_COPULAS = {"is", "are", "was", "were", "the", "a", "an", "answer", "final", "of", "it", "that", "this"}
+
+
+def answer_start(draft: str, question: str) -> int:
+    """Where the answer begins in a draft that first restates the question or a label ("Answer:",
+    "The special magic number for X is 7028806" -> the offset of 7028806): the first word that is
+    neither the question's nor a copula. 0 when every word is the question's (a choice "X or Y?")."""
+    echo = {w.lower() for w in _WORD.findall(question)} | _COPULAS
+    for m in _WORD.finditer(draft):
+        if m.group(0).lower() not in echo:
+            return m.start()
+    return 0
+
+
+def answer_confidence(tokens: list[tuple[str, float]], how: str = "min", question: str = "") -> float:
+    """Confidence over the answer's own tokens. A small model wavers over the wrapping (whether to start
+    "The special magic number for X is ..." or give the bare value) while it copies the value itself with
+    near certainty; the wrapping's doubt is not doubt about the answer. So the leading label and the
+    restated question are left out, as are tokens that are only spaces or punctuation. `how`: min or mean."""
+    start, at, answer = answer_start("".join(t for t, _ in tokens), question), 0, []
+    for token, logprob in tokens:
+        at += len(token)
+        if at > start and any(ch.isalnum() for ch in token):
+            answer.append(logprob)
+    answer = answer or [lp for _, lp in tokens]
     if not answer:
         return 0.0
     if how == "mean":

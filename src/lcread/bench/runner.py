@@ -110,6 +110,7 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
     """One recorded reading, replayed under every stopping policy (each charged for its own calls) and,
     for multiple choice, read by every probe in `config.probe` (comma-separated), side by side."""
     question, pairs = parse_options(task.question, task.options)
+    config = config.for_model(model)
     kinds = config.probe.split(",") if pairs else ["auto"]
     probes = [Probe(model, question, pairs, config.top_k, config.draft_tokens, kind, config.draft_confidence)
               for kind in kinds]

@@ -23,6 +23,7 @@ class LocalModel:
     supports_logprobs = True
     supports_scoring = True
     in_process = True  # one llama.cpp context: a batch runs its tasks one at a time
+    chunk_chars = 8_000  # acs reads smaller chunks here: prompt processing on CPU slows with context length
 
     def __init__(self, path: Path, config: ModelConfig, label: str = "local"):
         try:
