@@ -9,9 +9,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 @pytest.fixture(autouse=True)
 def own_settings(tmp_path, monkeypatch, request):
-    """No test reads or writes the user's calibration file, and only tests marked `model` may load a real
+    """No test reads or writes the user's calibration file or saved prompt states, and only tests marked `model` may load a real
     model (the embedded one, a GGUF, a remote model off loopback): the others fail loudly if they try."""
     monkeypatch.setenv("LCREAD_CALIBRATION", str(tmp_path / "calibration.json"))
+    monkeypatch.setenv("LCREAD_KV_DIR", str(tmp_path / "kv"))
     if request.node.get_closest_marker("model") is None:
         monkeypatch.setenv("LCREAD_FORBID_MODELS", "1")
     else:

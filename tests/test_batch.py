@@ -3,7 +3,7 @@ import threading
 
 import pytest
 
-from lcread.bench.batch import BatchTask, ResultWriter, completed_ids, load_tasks, run_batch
+from lcread.batch import BatchTask, ResultWriter, completed_ids, load_tasks, run_batch
 from lcread.errors import LcreadError
 from lcread.models.scripted import ScriptedModel
 from lcread.run import Settings

@@ -301,18 +301,18 @@ def test_on_which_page_of_a_pdf_on_the_embedded_model(tmp_path):
     assert out["citations"][0]["place"] == "page 17"
 
 
-def test_a_fixed_prompt_prefix_is_saved_once_and_loaded_by_a_fresh_model(tmp_path):
+def test_a_prompt_state_saved_by_one_model_warms_a_fresh_one(tmp_path):
     from lcread.models.local import LocalModel
 
-    fixed = "You answer questions about documents. " + "Follow these rules carefully. " * 30
-    messages = [{"role": "system", "content": fixed + "\nDocuments:\na.txt"}, {"role": "user", "content": "Hi?"}]
+    system = "You answer questions about documents. " + "Follow these rules carefully. " * 60
+    asked = [{"role": "system", "content": system}, {"role": "user", "content": "What is 2 + 2?"}]
     first = LocalModel(embedded_model_path(), ModelConfig(), label="local")
-    first.prefix_folder = tmp_path / "kv"
-    first.remember_prefix(fixed)
-    cold = first.query(messages, max_tokens=4)
-    assert cold.cached_tokens == 0 and len(list((tmp_path / "kv").glob("*.kv"))) == 1
-    second = LocalModel(embedded_model_path(), ModelConfig(), label="local")
-    second.prefix_folder = tmp_path / "kv"
-    second.remember_prefix(fixed)
-    warm = second.query(messages, max_tokens=4)
-    assert warm.cached_tokens >= 100 and warm.text == cold.text  # same reply, the prefix not processed again
+    cold = first.query(asked, max_tokens=4)
+    assert cold.cached_tokens == 0 and len(list(tmp_path.glob("kv/*/*.kv"))) == 1  # conftest: LCREAD_KV_DIR
+    second = LocalModel(embedded_model_path(), ModelConfig(), label="local")  # another process, in effect
+    warm = second.query(asked, max_tokens=4)
+    assert warm.cached_tokens == warm.prompt_tokens - 1 and warm.text == cold.text  # only the last token again
+    other = LocalModel(embedded_model_path(), ModelConfig(), label="local")
+    fresh = other.query([asked[0], {"role": "user", "content": "Name a colour."}], max_tokens=4)
+    system_tokens = other.count_tokens(asked[:1])
+    assert system_tokens - 8 <= fresh.cached_tokens < fresh.prompt_tokens  # the shared system prompt only

@@ -47,17 +47,33 @@ def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "se
     `on_warning(text)` hears about the inputs (skipped files, conversions) before the run starts;
     `progress(what, done, total)` about a long conversion.
     Returns the RunResult: answer, final, verified, citations, missing, costs (`to_dict()` for JSON)."""
-    from lcread.documents import DocumentStore
-    from lcread.run import Settings, answer
-    from lcread.trace import JsonlTrace, NullTrace
-
     if not question or not question.strip():
         raise LcreadError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
+    run_settings = settings_from(mode, options, settings)
+    llm = model if model is not None and not isinstance(model, str) else None
+    return ask_with(inputs, question, llm or (lambda: load_model(model, configs_from(settings)[ModelConfig])),
+                    run_settings, display=display, trace=trace, on_warning=on_warning, progress=progress)
+
+
+def settings_from(mode: str, options: list[str] | None, settings: dict):
+    """The run's settings from the options as given (validated; unknown names refused)."""
+    from lcread.run import Settings
+
     if mode not in MODES:
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     configs = configs_from(settings)
-    run_settings = Settings(mode=mode, options=options, select=configs[SelectConfig], tools=configs[ToolConfig],
-                            acs=configs[AcsConfig])
+    return Settings(mode=mode, options=options, select=configs[SelectConfig], tools=configs[ToolConfig],
+                    acs=configs[AcsConfig])
+
+
+def ask_with(inputs: str | Path | list[str | Path], question: str, model, settings, *,
+             display: Display | None = None, trace=None, on_warning=None, progress=None) -> RunResult:
+    """`ask` with its settings built (`settings_from`) and a model object, or a function that makes one: it is
+    called only once the inputs are known to be readable. Batch and bench come in here."""
+    from lcread.documents import DocumentStore
+    from lcread.run import answer
+    from lcread.trace import JsonlTrace, NullTrace
+
     inputs = [str(i) for i in ([inputs] if isinstance(inputs, (str, Path)) else inputs)]
     record = JsonlTrace(trace) if isinstance(trace, (str, Path)) else trace or NullTrace()
     try:
@@ -65,9 +81,8 @@ def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "se
             for warning in store.warnings:
                 if on_warning:
                     on_warning(warning)
-            llm = model if model is not None and not isinstance(model, str) else \
-                load_model(model, configs[ModelConfig])
-            result = answer(llm, store, question, run_settings, display or SilentDisplay(), record)
+            llm = model if hasattr(model, "query") else model()
+            result = answer(llm, store, question, settings, display or SilentDisplay(), record)
             result.warnings, result.documents = list(store.warnings), [d.name for d in store.docs]
             return result
     finally:

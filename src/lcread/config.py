@@ -136,6 +136,13 @@ def cache_dir():
     return Path(base) / "lcread"
 
 
+def kv_dir():
+    """$LCREAD_KV_DIR, else the cache folder's kv/: the embedded model's saved prompt states."""
+    from pathlib import Path
+
+    return Path(os.environ["LCREAD_KV_DIR"]) if os.environ.get("LCREAD_KV_DIR") else cache_dir() / "kv"
+
+
 def env_model() -> str | None:
     """The model named by LCREAD_MODEL, if any."""
     return os.environ.get("LCREAD_MODEL") or None

@@ -110,3 +110,35 @@ def _load(path: Path) -> dict:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+
+
+def show(results: Path, target: float, save_choice: bool) -> None:
+    """`lcread calibrate`: per probe, the θ sweep on the fitting half, the chosen θ's held-out figures, and the
+    choice saved for the model."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from lcread.errors import LcreadError
+
+    path = results / "results.json" if results.is_dir() else results
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise LcreadError(f"cannot read {path}: {e}; give the folder lcread bench --out wrote") from None
+    readings = [Reading.from_dict(r["reading"]) for r in data.get("rows", []) if r.get("reading")]
+    if not readings:
+        raise LcreadError(f"{path} holds no acs readings: run lcread bench with --modes acs first")
+    console, model = Console(), data["settings"]["model"]
+    for probe in dict.fromkeys(r.probe for r in readings):
+        chosen, sweep, held = calibrate([r for r in readings if r.probe == probe], target)
+        table = Table(title=f"{model} · probe {probe} · fitting half")
+        for col in ("θ", "accuracy", "token saving", "premature"):
+            table.add_column(col, justify="right")
+        for p in sweep:
+            table.add_row(f"{p.theta:g}", f"{p.accuracy:.2f}", f"{p.saving:.0%}", f"{p.premature:.0%}",
+                          style="bold" if p.theta == chosen else None)
+        console.print(table)
+        console.print(f"chosen θ = {chosen:g}; held-out ({held.tasks} tasks): accuracy {held.accuracy:.2f}, "
+                      f"saving {held.saving:.0%}, premature {held.premature:.0%}")
+        if save_choice:
+            console.print(f"saved to {save(model, probe, chosen, held)}")

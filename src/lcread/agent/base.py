@@ -133,13 +133,6 @@ class CommandLoop:
             raise LimitReached(f"sufficiency limit ({self.config.steps_after_refusal} steps after an answer "
                                "without the evidence it needs)")
 
-    def remember_fixed_prefix(self, template: str, **values) -> None:
-        """Tell a backend that keeps prompt states (the embedded model) which part of the system prompt is
-        the same for every run: the text before the document list."""
-        if hasattr(self.model, "remember_prefix"):
-            marked = prompts.render(template, **values, documents="\x00")
-            self.model.remember_prefix(marked.split("\x00")[0].rstrip())
-
     def place_of(self, doc: str, line: int) -> str | None:
         """Where a line of a converted document came from (its page, its heading path)."""
         source = self.tools.store.by_name[doc].source if doc in self.tools.store.by_name else None

@@ -20,7 +20,6 @@ class SacReader(CommandLoop):
 
     def begin(self, question: str) -> None:
         self.system = prompts.render("sac_system", usage=USAGE, documents=self.tools.store.listing())
-        self.remember_fixed_prefix("sac_system", usage=USAGE)
         self.state = Handoff(task=question, current_step="starting: nothing read yet",
                              plan=["search for the question's key terms", "read around the best hit", "answer"],
                              completion_requirements=["a passage that states the answer"], next_steps=[])

@@ -21,7 +21,6 @@ class SelectReader(CommandLoop):
     def begin(self, question: str) -> None:
         system = prompts.render("select_system", usage=USAGE, documents=self.tools.store.listing(),
                                 read_chars=f"{self.tools.cap:,}")
-        self.remember_fixed_prefix("select_system", usage=USAGE, read_chars=f"{self.tools.cap:,}")
         self.messages: Messages = [{"role": "system", "content": system},
                                    {"role": "user", "content": prompts.render("select_task", question=question)}]
         self.handoff: Handoff | None = None

@@ -13,9 +13,15 @@ import time
 from pathlib import Path
 
 from lcread.config import ModelConfig
-from lcread.config import cache_dir as config_cache_dir
+from lcread.config import kv_dir
 from lcread.errors import LcreadError
 from lcread.models import Messages, Reply, TokenScore
+
+MIN_NEW_TOKENS = 256
+"""Save a state only when a call processed at least this many tokens past what is already on disk: writing
+one takes tens of milliseconds, processing 256 tokens over a second on 2 cores."""
+MIN_GAIN_TOKENS = 64
+"""Load a saved state only when it spares at least this many tokens over what the context holds."""
 
 
 class LocalModel:
@@ -30,6 +36,8 @@ class LocalModel:
             import llama_cpp
         except ImportError:
             raise LcreadError("the embedded model needs llama-cpp-python: pip install 'lcread[local]'") from None
+        from lcread.models.promptcache import PromptCache
+
         self._llama_cpp = llama_cpp
         self.name = label
         self.path = Path(path)
@@ -44,9 +52,10 @@ class LocalModel:
         self._formatter, self._stop = self._chat_formatter()
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
-        self._fixed: str | None = None
-        self.prefix_folder = config_cache_dir() / "kv"
-        """Saved KV states of fixed prompt prefixes (warm starts), keyed by model and prefix tokens."""
+        self.prompt_cache = PromptCache(kv_dir(), self.path)
+        """Saved KV states, keyed by their tokens: a prompt that begins like an earlier one starts warm."""
+        self._on_disk = 0
+        """How many leading tokens of the context some saved state holds."""
 
     def _chat_formatter(self):
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -61,44 +70,25 @@ class LocalModel:
         stop = formatter(messages=[{"role": "user", "content": "x"}]).stop or [eos]
         return formatter, ([stop] if isinstance(stop, str) else list(stop))
 
-    def remember_prefix(self, fixed: str) -> None:
-        """Text that begins every prompt of the runs to come (a system prompt's fixed part): its KV state is
-        saved to disk once and loaded by any later process, so the prefix is not processed again."""
-        self._fixed = fixed
+    def _restore(self, tokens: list[int]) -> None:
+        """Before a call: load a saved state that spares more of this prompt than the context holds."""
+        llm, cpp = self.llm, self._llama_cpp
+        held = cpp.Llama.longest_token_prefix(llm._input_ids.tolist(), tokens)
+        self._on_disk = min(self._on_disk, held)
+        key, length = self.prompt_cache.longest(tokens)
+        if key is None or length < held + MIN_GAIN_TOKENS:
+            return
+        loaded = self.prompt_cache.load(llm._ctx.ctx, cpp, key)
+        if loaded:
+            llm.input_ids[:len(loaded)] = loaded
+            llm.n_tokens = self._on_disk = len(loaded)
 
-    def _warm(self, messages: Messages, tokens: list[int]) -> int:
-        """On a cold context, load the saved state of the prompt's fixed prefix, or save it for next time;
-        returns the tokens evaluated here (they were processed, not taken from a cache)."""
-        if not self._fixed or self.llm.n_tokens > 0:
-            return 0
-        rendered = self.render(messages)
-        at = rendered.find(self._fixed)
-        if at < 0:
-            return 0
-        head = self.llm.tokenize(rendered[:at + len(self._fixed)].encode("utf-8"), add_bos=False, special=True)
-        n = self._llama_cpp.Llama.longest_token_prefix(head, tokens) - 1  # the boundary token may merge
-        if n < 64:
-            return 0
-        import ctypes
-        import hashlib
-
-        cpp, llm = self._llama_cpp, self.llm
-        key = hashlib.sha256(f"{self.path.name}|{self.path.stat().st_size}|{tokens[:n]}".encode()).hexdigest()[:24]
-        path = self.prefix_folder / f"{key}.kv"
-        array = (cpp.llama_token * n)(*tokens[:n])
-        if path.exists():
-            count = ctypes.c_size_t(0)
-            read = cpp.llama_state_seq_load_file(llm._ctx.ctx, str(path).encode(), 0, array, n, ctypes.byref(count))
-            if read and count.value == n:
-                llm.input_ids[:n] = tokens[:n]
-                llm.n_tokens = n
-                return 0
-        llm.eval(tokens[:n])
-        self.prefix_folder.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        if cpp.llama_state_seq_save_file(llm._ctx.ctx, str(tmp).encode(), 0, array, n):
-            os.replace(tmp, path)
-        return n
+    def _checkpoint(self) -> None:
+        """After a call: save the context's state once enough new tokens were processed since the last save."""
+        n = self.llm.n_tokens
+        if n - self._on_disk >= MIN_NEW_TOKENS:
+            self.prompt_cache.save(self.llm._ctx.ctx, self._llama_cpp, self.llm.input_ids[:n].tolist())
+            self._on_disk = n
 
     def render(self, messages: Messages) -> str:
         """The exact prompt text the model sees, ending where the assistant's reply begins."""
@@ -125,15 +115,18 @@ class LocalModel:
             if len(tokens) + max_tokens > self.llm.n_ctx():
                 raise LcreadError(f"prompt of {len(tokens)} tokens plus {max_tokens} to generate exceeds the "
                                   f"model's {self.llm.n_ctx()}-token window")
-            evaluated = self._warm(messages, tokens)
-            cached = self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens) - evaluated
             started = time.monotonic()
+            self._restore(tokens)
+            cached = self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens)
             if logprobs is not None:
-                return self._scored(tokens, max_tokens, logprobs, choices, cached, started)
+                reply = self._scored(tokens, max_tokens, logprobs, choices, cached, started)
+                self._checkpoint()
+                return reply
             out = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, top_k=1,
                                              repeat_penalty=1.0, stop=self._stop,
                                              grammar=self._grammar(grammar))
             latency = time.monotonic() - started
+            self._checkpoint()
         usage = out["usage"]
         # llama.cpp re-evaluates at least the last prompt token even on a full prefix hit.
         cached = min(cached, len(tokens) - 1)
@@ -150,6 +143,7 @@ class LocalModel:
             llm, cpp = self.llm, self._llama_cpp
             tokens = self.tokens(messages)
             started = time.monotonic()
+            self._restore(tokens)
             cached = min(cpp.Llama.longest_token_prefix(llm._input_ids.tolist(), tokens), len(tokens) - 1)
             llm.n_tokens = cached
             llm.eval(tokens[cached:])
@@ -170,6 +164,7 @@ class LocalModel:
                 if len(ids) > 1:  # the prompt's last logits are gone: evaluate its last token again
                     llm.n_tokens = len(tokens) - 1
                     llm.eval(tokens[-1:])
+            self._checkpoint()
         return Reply("", len(tokens) + spent, 0, time.monotonic() - started, cached_tokens=cached,
                      continuation_logprobs=sums)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -13,13 +14,17 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from lcread.api import ask_with, load_model, make_config
 from lcread.bench.suites import score_answer
-from lcread.display import SilentDisplay
-from lcread.documents import DocumentStore
+from lcread.config import ModelConfig, env_model
 from lcread.errors import LcreadError
 from lcread.models import Model
-from lcread.run import Settings, answer
-from lcread.trace import Trace
+from lcread.run import Settings
+from lcread.trace import JsonlTrace, NullTrace, Trace
 
 
 class BatchTask(BaseModel):
@@ -103,8 +108,7 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
         task_settings = Settings(mode=task.mode or settings.mode, options=task.options or settings.options,
                                  select=settings.select, tools=settings.tools,
                                  acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
-        with DocumentStore.open(task.documents) as store:
-            result = answer(model, store, task.question, task_settings, SilentDisplay(), trace)
+        result = ask_with(task.documents, task.question, model, task_settings, trace=trace)
         if result.reason == "interrupted":
             raise KeyboardInterrupt  # not a result: a resumed batch runs this task again
         row.update(result.to_dict(), error=None)
@@ -148,3 +152,101 @@ def _is_local(models: Callable[[str | None], Model], task: BatchTask) -> bool:
         return getattr(models(task.model), "in_process", False)
     except LcreadError:
         return True  # run alone; the task records the error when it runs
+
+
+class BatchProgress:
+    """A progress bar with done / failed / tokens so far / ETA."""
+
+    def __init__(self, console: Console, total: int, skipped: int = 0):
+        self.progress = Progress(TextColumn("batch"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), TextColumn("ETA"),
+                                 TimeRemainingColumn(), console=console, transient=False)
+        self.failed = self.tokens = 0
+        self.skipped = skipped
+        self.task = self.progress.add_task("batch", total=total, stats=self._stats())
+
+    def _stats(self) -> str:
+        skipped = f" · {self.skipped} skipped" if self.skipped else ""
+        return f"failed {self.failed} · {self.tokens:,} tokens{skipped}"
+
+    def advance(self, row: dict) -> None:
+        self.failed += row.get("error") is not None
+        self.tokens += row.get("total_tokens") or 0
+        self.progress.update(self.task, advance=1, stats=self._stats())
+
+    def __enter__(self) -> "BatchProgress":
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+
+def summary_table(rows: list[dict]) -> Table:
+    """Per mode: tasks, failures, accuracy where `expected` was given, tokens and time."""
+    table = Table(title=f"{len(rows)} tasks run")
+    for col in ("mode", "tasks", "failed", "accuracy", "total tokens", "median tokens", "median s"):
+        table.add_column(col, justify="right")
+    for mode in sorted({r["mode"] for r in rows}):
+        group = [r for r in rows if r["mode"] == mode]
+        scored = [r for r in group if "correct" in r]
+        ok = [r for r in group if r.get("error") is None]
+        table.add_row(mode, str(len(group)), str(len(group) - len(ok)),
+                      f"{sum(r['correct'] for r in scored)}/{len(scored)}" if scored else "-",
+                      f"{sum(r.get('total_tokens') or 0 for r in group):,}",
+                      f"{statistics.median(r['total_tokens'] for r in ok):,.0f}" if ok else "-",
+                      f"{statistics.median(r['wall_time'] for r in group):.1f}" if group else "-")
+    return table
+
+
+def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | None, api_base: str | None,
+        settings: Settings, trace: Path | None, router: Path | None, quiet: bool) -> list[dict]:
+    """`lcread batch`: the tasks not yet in `out`, run and appended one by one, then a summary per mode."""
+    todo = load_tasks(tasks)
+    if out.exists() and out.stat().st_size and not resume:
+        raise LcreadError(f"{out} already holds results: add --resume to skip the tasks done, or choose another --out")
+    done = completed_ids(out) if resume else set()
+    todo = [t for t in todo if t.id not in done]
+    console, writer = Console(stderr=True, quiet=quiet), ResultWriter(out)
+    run_trace = JsonlTrace(trace) if trace else NullTrace()
+    try:
+        with BatchProgress(console, total=len(todo), skipped=len(done)) as progress:
+            rows = run_batch(todo, writer, model_chooser(model, api_base, router), settings, run_trace, concurrency,
+                             progress.advance)
+    finally:
+        writer.close()
+        if trace:
+            run_trace.close()
+    console.print(summary_table(rows))
+    return rows
+
+
+def model_chooser(default: str | None, api_base: str | None, router: Path | None) -> Callable[[str | None], Model]:
+    """The model for a task's `model` field (or the default), each built once; with a router file, the names
+    it lists spread their calls over its deployments."""
+    spread, names = None, set()
+    if router:
+        from lcread.models.remote import load_router
+
+        spread = load_router(router)
+        names = {m["model_name"] for m in spread.model_list}
+        if not default and len(names) == 1:
+            default = next(iter(names))
+    built: dict = {}
+    lock = threading.Lock()
+
+    def choose(name: str | None) -> Model:
+        name = name or default or env_model() or "local"
+        with lock:
+            if name not in built:
+                config = make_config(ModelConfig, **{k: v for k, v in (("name", name), ("api_base", api_base)) if v})
+                built[name] = _router_model(config, spread) if name in names else load_model(name, config)
+            return built[name]
+
+    return choose
+
+
+def _router_model(config: ModelConfig, spread) -> Model:
+    from lcread.models import get_model
+
+    return get_model(config, router=spread)

@@ -1,0 +1,69 @@
+"""`lcread bench`: generate the tasks, run every mode on them, write results.json and report.png, print
+the tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from lcread.api import load_model, make_config
+from lcread.bench.report import bench_plot, bench_summary, bench_table, grounding_summary, grounding_table
+from lcread.bench.runner import MODES, STOPS, SUITES, make_tasks, run_bench
+from lcread.config import AcsConfig, ModelConfig
+from lcread.errors import LcreadError
+from lcread.trace import JsonlTrace
+
+
+def picked(text: str, kind: str, allowed: tuple[str, ...]) -> list[str]:
+    """A comma-separated list, every item one of `allowed`."""
+    items = [x for x in text.split(",") if x]
+    bad = [x for x in items if x not in allowed]
+    if bad:
+        raise LcreadError(f"unknown {kind} {bad[0]!r}: use {', '.join(allowed)}")
+    return items
+
+
+def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: int, model: str | None,
+        api_base: str | None, chunk_chars: int | None, notes_chars: int | None, probes: str, out: Path) -> list[dict]:
+    chosen = {"suites": picked(suites, "suite", SUITES), "modes": picked(modes, "mode", MODES),
+              "stops": picked(stops, "stop", STOPS)}
+    try:
+        sizes = [int(x) for x in lengths.split(",") if x]
+    except ValueError:
+        raise LcreadError(f"--lengths takes whole numbers of characters, not {lengths!r}") from None
+    for kind in probes.split(","):
+        make_config(AcsConfig, probe=kind)  # each must be a probe kind
+    given = {k: v for k, v in (("chunk_chars", chunk_chars), ("notes_chars", notes_chars)) if v is not None}
+    config = make_config(AcsConfig, **given).model_copy(update={"probe": probes})
+    console = Console(stderr=True)
+    generated = make_tasks(chosen["suites"], tasks, sizes, seed, out / "tasks")
+    llm = load_model(model, make_config(ModelConfig, **({"api_base": api_base} if api_base else {})))
+    trace = JsonlTrace(out / "trace.jsonl")
+    try:
+        rows = run_bench(generated, llm, chosen["modes"], chosen["stops"], config, trace, seed,
+                         lambda new: [console.print(progress_line(r)) for r in new])
+    finally:
+        trace.close()
+    write_results(out, rows, {**chosen, "tasks_per_suite": tasks, "lengths": sizes, "seed": seed, "model": llm.name})
+    console.print(f"results: {out / 'results.json'} · plot: {out / 'report.png'}")
+    return rows
+
+
+def progress_line(row: dict) -> str:
+    mark = "ok  " if row["correct"] else ("--  " if row.get("error") else "MISS")
+    return (f"{row['task']:<16} {row['mode']:<16} {mark} {row.get('total_tokens') or 0:>8,} tok "
+            f"{row.get('wall_time') or 0:>6.1f}s {str(row.get('error') or row['answer'])[:50]!r}")
+
+
+def write_results(out: Path, rows: list[dict], settings: dict) -> None:
+    """results.json (settings, summaries, every row), report.png, and the tables on stdout."""
+    summary, grounding = bench_summary(rows), grounding_summary(rows)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps({"settings": settings, "summary": summary, "grounding": grounding,
+                                                  "rows": rows}, indent=1, default=str))
+    bench_plot(summary, out / "report.png")
+    Console(width=170).print(bench_table(summary))
+    if grounding:
+        Console(width=170).print(grounding_table(grounding))

@@ -1,0 +1,152 @@
+"""A prompt cache on disk for the embedded model: llama.cpp KV states keyed by the tokens they hold.
+
+After a call has processed enough new tokens, the context's state (its tokens and their keys and values) is
+saved. A later prompt, in this process or another, that begins with a saved sequence loads the state
+instead of processing those tokens again: the same system prompt in every run, the same question asked
+again of the same documents, another question about a chunk that acs has already folded. Only the common
+prefix is used; what follows it is processed as usual, so a stale or partial match is never wrong, only
+less useful.
+
+An entry is `<hash>.kv` (llama.cpp's sequence state file) and `<hash>.npy` (its tokens), written under
+temporary names and renamed; a folder per model file. Past the size bound the least recently used go.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_BYTES = 1 << 30
+
+
+def cache_bytes() -> int:
+    """$LCREAD_KV_BYTES, else 1 GiB."""
+    try:
+        return int(os.environ.get("LCREAD_KV_BYTES", DEFAULT_BYTES))
+    except ValueError:
+        return DEFAULT_BYTES
+
+
+class PromptCache:
+    def __init__(self, folder: Path, model_file: Path, max_bytes: int | None = None):
+        stat = model_file.stat()
+        self.folder = folder / hashlib.sha256(f"{model_file.name}|{stat.st_size}".encode()).hexdigest()[:16]
+        self.max_bytes = cache_bytes() if max_bytes is None else max_bytes
+        self._tokens: dict[str, np.ndarray] = {}
+        self._seen_mtime = -1.0
+
+    def longest(self, tokens: list[int]) -> tuple[str | None, int]:
+        """The saved entry sharing the longest prefix with `tokens`, and that prefix's length."""
+        self._refresh()
+        want = np.asarray(tokens, dtype=np.int32)
+        best, length = None, 0
+        for key, saved in self._tokens.items():
+            n = min(len(saved), len(want))
+            differ = np.flatnonzero(saved[:n] != want[:n])
+            common = int(differ[0]) if differ.size else n
+            if common > length:
+                best, length = key, common
+        return best, length
+
+    def load(self, ctx, cpp, key: str) -> list[int] | None:
+        """Restore an entry into sequence 0 of the context; its tokens, or None when it cannot be read."""
+        saved = self._tokens.get(key)
+        path = self.folder / f"{key}.kv"
+        if saved is None or not path.exists():
+            return None
+        array = (cpp.llama_token * len(saved))()
+        count = ctypes.c_size_t(0)
+        if not cpp.llama_state_seq_load_file(ctx, str(path).encode(), 0, array, len(saved), ctypes.byref(count)):
+            return None
+        os.utime(path)  # recently used
+        return list(array[:count.value])
+
+    def save(self, ctx, cpp, tokens: list[int]) -> None:
+        """Save sequence 0 of the context, which holds `tokens`."""
+        if not tokens:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        key = hashlib.sha256(np.asarray(tokens, dtype=np.int32).tobytes()).hexdigest()[:24]
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".saving-", suffix=".kv")
+        os.close(fd)
+        array = (cpp.llama_token * len(tokens))(*tokens)
+        try:
+            if not cpp.llama_state_seq_save_file(ctx, tmp.encode(), 0, array, len(tokens)):
+                return
+            np.save(self.folder / f".saving-{key}.npy", np.asarray(tokens, dtype=np.int32))
+            os.replace(self.folder / f".saving-{key}.npy", self.folder / f"{key}.npy")
+            os.replace(tmp, self.folder / f"{key}.kv")
+        except OSError:  # a full disk or a read-only cache: the run goes on without saving
+            return
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        self._tokens[key] = np.asarray(tokens, dtype=np.int32)
+        self.evict(keep=key)
+
+    def evict(self, keep: str | None = None) -> None:
+        """Remove the least recently used entries until the folder fits its bound."""
+        entries = sorted(((p, p.stat()) for p in self.folder.glob("*.kv") if _size(p)), key=lambda e: e[1].st_mtime)
+        total = sum(stat.st_size for _, stat in entries)
+        for path, stat in entries:
+            if total <= self.max_bytes:
+                break
+            if path.stem == keep:
+                continue
+            total -= stat.st_size
+            path.unlink(missing_ok=True)
+            (self.folder / f"{path.stem}.npy").unlink(missing_ok=True)
+            self._tokens.pop(path.stem, None)
+
+    def _refresh(self) -> None:
+        """Read the token lists of entries other processes saved since the last look."""
+        try:
+            mtime = self.folder.stat().st_mtime
+        except OSError:
+            return
+        if mtime == self._seen_mtime:
+            return
+        self._seen_mtime = mtime
+        present = {p.stem for p in self.folder.glob("*.kv")}
+        self._tokens = {k: v for k, v in self._tokens.items() if k in present}
+        for key in present - set(self._tokens):
+            try:
+                self._tokens[key] = np.load(self.folder / f"{key}.npy")
+            except (OSError, ValueError):
+                continue
+
+
+def _states(folder: Path) -> list[Path]:
+    return list(folder.glob("*/*.kv")) if folder.is_dir() else []
+
+
+def folder_info() -> dict:
+    """The saved prompt states of every model: count and bytes."""
+    from lcread.config import kv_dir
+
+    folder = kv_dir()
+    states = _states(folder)
+    return {"folder": str(folder), "entries": len(states), "bytes": sum(_size(p) for p in states),
+            "max_bytes": cache_bytes()}
+
+
+def clear_folder() -> int:
+    """Remove every saved prompt state; how many there were."""
+    from lcread.config import kv_dir
+
+    states = _states(kv_dir())
+    for path in states:
+        path.unlink(missing_ok=True)
+        path.with_suffix(".npy").unlink(missing_ok=True)
+    return len(states)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0

@@ -1,0 +1,120 @@
+"""What the user sees at the terminal besides the run itself: the answer and its exit status, one-line
+errors, interruption, and a conversion's progress bar."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import typer
+
+from lcread.errors import LcreadError
+
+EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
+EXIT_UNVERIFIED = 4  # the model answered, but the answer's evidence does not establish it
+EXIT_MODEL = 5  # the model failed for good mid-run; the best answer so far is on stdout
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); 143 for SIGTERM
+_signal = {"number": 0}
+
+
+def conversion_progress():
+    """A progress bar on stderr for a conversion that takes more than a moment."""
+    import time
+
+    state: dict = {}
+
+    def tick(what: str, done: int, total: int) -> None:
+        if "started" not in state:
+            state["started"] = time.monotonic()
+        if time.monotonic() - state["started"] < 0.5:
+            return
+        if "bar" not in state:
+            from rich.console import Console
+            from rich.progress import Progress
+
+            state["bar"] = Progress(transient=True, console=Console(stderr=True))
+            state["bar"].start()
+            state["task"] = state["bar"].add_task(f"converting {what}", total=total)
+        state["bar"].update(state["task"], completed=done, total=total)
+        if done >= total:
+            state["bar"].stop()
+
+    return tick
+
+
+def exit_status(result) -> int:
+    """0: answered, verified (or an open question, where no check applies); 3: a limit ended the run;
+    4: answered but unverified; 5: the model failed mid-run; 128 + the signal number: interrupted."""
+    if result.reason == "interrupted":
+        return 128 + (_signal["number"] or 2)
+    if result.reason.startswith("model error"):
+        return EXIT_MODEL
+    if not result.final:
+        return EXIT_LIMIT
+    return EXIT_UNVERIFIED if result.verified is False else 0
+
+
+def report(result, json_out: bool) -> None:
+    """The answer on stdout (or the whole result as JSON), what the user must know on stderr, and the
+    documented exit status."""
+    from lcread.display import clean
+
+    if json_out:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=True))
+    else:
+        typer.echo(clean(result.answer))
+        if not result.final and not result.reason.startswith("model error"):
+            typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
+        elif result.verified is False:
+            typer.echo(f"lcread: unverified: {clean(result.missing or '')}", err=True)
+    if result.reason.startswith("model error"):
+        typer.echo(f"lcread: error: {clean_line(result.reason)}; the answer is the best found before it", err=True)
+    code = exit_status(result)
+    if code:
+        raise typer.Exit(code)
+
+
+def _terminated(number, frame) -> None:
+    """SIGTERM ends a run as Ctrl-C does: best answer so far, complete trace, temporary files removed."""
+    _signal["number"] = number
+    raise KeyboardInterrupt
+
+
+def run(app) -> None:
+    """Run the typer app: one line per error, a documented exit status, and tracebacks only with LCREAD_DEBUG=1."""
+    import signal
+
+    debug = os.environ.get("LCREAD_DEBUG") == "1"
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        code = app(standalone_mode=False)
+    except LcreadError as e:
+        if debug:
+            raise
+        typer.echo(f"lcread: error: {clean_line(e)}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        typer.echo("lcread: interrupted", err=True)
+        sys.exit(128 + (_signal["number"] or 2))
+    except Exception as e:  # click usage errors and anything unforeseen
+        if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # click's (typer vendors its own)
+            if type(e).__name__ == "Abort":
+                typer.echo("lcread: interrupted", err=True)
+                sys.exit(128 + (_signal["number"] or 2))
+            typer.echo(f"lcread: error: {clean_line(e.format_message())}", err=True)
+            sys.exit(e.exit_code)
+        if debug:
+            raise
+        typer.echo(f"lcread: error: {type(e).__name__}: {clean_line(e)} (set LCREAD_DEBUG=1 for the traceback)",
+                   err=True)
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def clean_line(message: object) -> str:
+    """One line, terminal-safe, with secret values masked."""
+    from lcread.display import clean
+    from lcread.errors import redact
+
+    return clean(redact(" ".join(str(message).split())))
