@@ -80,8 +80,8 @@ def test_acs_stops_once_the_answer_is_confident_and_stable(store):
     # needle in chunk 3: states 3 and 4 agree; the abstentions before it are no answer state to change from
     assert (result.answer, result.chunks_read, result.reason) == ("7261", 4, "acs stopped")
     assert calls == {"fold": 4, "probe": 4, "gate": 0}
-    assert [s["answer"] for s in result.states] == ["not found", "not found", "7261", "7261"]
-    assert result.states[-1]["change"] == 0.0 and result.states[-1]["stop"] is True
+    assert [s["answer"] for s in result.chunks] == ["not found", "not found", "7261", "7261"]
+    assert result.chunks[-1]["change"] == 0.0 and result.chunks[-1]["stop"] is True
     assert result.tokens_by_kind["gate"] == 0 and result.tokens_by_kind["fold"] > 0
 
 
@@ -102,7 +102,7 @@ def test_full_reading_probes_once_at_the_end(store):
     result, _, _ = run(store, FullPolicy(), replies)
     assert (result.chunks_read, result.answer) == (6, "7261")
     assert calls == {"fold": 6, "probe": 1, "gate": 0}
-    assert [s.get("answer") for s in result.states] == [None] * 5 + ["7261"]
+    assert [s.get("answer") for s in result.chunks] == [None] * 5 + ["7261"]
 
 
 def test_random_stops_where_its_seed_says(store):
@@ -135,7 +135,7 @@ def test_notes_hold_only_what_the_chunk_says_and_stay_under_the_cap(store):
     replies, _ = brain(fold=flood)
     config = AcsConfig(chunk_chars=200, notes_chars=300)
     result, trace, model = run(store, FullPolicy(), replies, config=config)
-    assert all(s["notes_chars"] <= 300 for s in result.states)
+    assert all(s["notes_chars"] <= 300 for s in result.chunks)
     dropped = [line for e in trace.of("fold_dropped") for line in e["lines"]]
     assert "I made this up" in dropped
     assert trace.of("notes_over_cap")
@@ -149,22 +149,25 @@ def test_grounded_lines_expand_a_quote_to_its_source_line():
 
 
 def test_replay_charges_each_policy_for_its_own_calls(store):
-    from lcread.acs.replay import record, replay
+    from lcread.acs.policies import RecordingPolicy
+    from lcread.acs.replay import replay
 
     replies, calls = brain(gate=lambda text, n: "END" if NEEDLE in text else "CONTINUE")
     model = ScriptedModel([replies] * 200)
     config = AcsConfig(chunk_chars=200, notes_chars=600)
-    reader = FoldReader(model, Probe(model, QUESTION, []), FullPolicy(), SilentDisplay(), MemoryTrace(), config)
-    steps = record(reader, QUESTION, chunk_store(store, 200))
+    reader = FoldReader(model, Probe(model, QUESTION, []), RecordingPolicy(), SilentDisplay(), MemoryTrace(), config)
+    steps = reader.run(QUESTION, chunk_store(store, 200)).steps
     assert calls == {"fold": 6, "probe": 6, "gate": 12} and len(steps) == 6
-    full, acs, end = (replay(p, steps) for p in (FullPolicy(), AcsPolicy(0.995, 0.05, 3), EndPolicy()))
-    folds = [s.fold_tokens for s in steps]
+    assert all(set(s.gates) == {"verbalized", "end"} and set(s.probes) == {"draft"} for s in steps)
+    full, acs, end = (replay(p, steps, "draft") for p in (FullPolicy(), AcsPolicy(0.995, 0.05, 3), EndPolicy()))
+    folds, probes = [s.fold_tokens for s in steps], [s.probes["draft"].tokens for s in steps]
+    assert all(f > 0 for f in folds) and all(p > 0 for p in probes)
     assert (full.stop, full.answer) == (6, "7261")
-    assert full.tokens == sum(folds) + steps[-1].probe_tokens
+    assert full.tokens == sum(folds) + probes[-1]
     assert (acs.stop, acs.answer) == (4, "7261")
-    assert acs.tokens == sum(folds[:4]) + sum(s.probe_tokens for s in steps[:4])
+    assert acs.tokens == sum(folds[:4]) + sum(probes[:4])
     assert (end.stop, end.answer) == (3, "7261")
-    assert end.tokens == sum(folds[:3]) + steps[2].probe_tokens + sum(s.end_tokens for s in steps[:3])
+    assert end.tokens == sum(folds[:3]) + probes[2] + sum(s.gates["end"].tokens for s in steps[:3])
 
 
 def test_chunk_of_converts_character_offsets_to_bytes(write):
@@ -204,11 +207,11 @@ def test_the_likelihood_probe_is_calibrated_and_stops_once_the_notes_hold_the_an
     assert probe.kind == "likelihood"
     reader = FoldReader(model, probe, AcsPolicy(0.99, 0.05, 3), SilentDisplay(), MemoryTrace(), config)
     result = reader.run(QUESTION, chunk_store(store, 200))
-    first = result.states[0]
+    first = result.chunks[0]
     assert first["eligible"] is False  # empty notes: the prior alone, calibrated to uniform, cannot stop
     assert first["posterior"]["A"] == pytest.approx(1 / 3, abs=1e-6)
     assert result.answer == "B) 7261" and result.reason == "acs stopped" and result.chunks_read < 6
-    assert all(s["probe"] == "likelihood" for s in result.states)
+    assert all(s["probe"] == "likelihood" for s in result.chunks)
     prior_calls = [c for c in model.calls if "continuations" in c and "(no notes yet)" in c["messages"][-1]["content"]]
     assert len(prior_calls) == 1  # the prior is computed once per question
 

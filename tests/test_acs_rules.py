@@ -29,7 +29,6 @@ def test_jsd_in_bits():
     assert jsd({"A": 1.0}, {"A": 1.0}) == 0.0
     assert jsd({"A": 1.0, "B": 0.0}, {"A": 0.0, "B": 1.0}) == pytest.approx(1.0)
     p, q = {"A": 0.5, "B": 0.5}, {"A": 1.0, "B": 0.0}
-    m = {"A": 0.75, "B": 0.25}
     expected = 0.5 * (0.5 * math.log2(0.5 / 0.75) + 0.5 * math.log2(0.5 / 0.25)) + 0.5 * math.log2(1 / 0.75)
     assert jsd(p, q) == pytest.approx(expected)
     assert jsd(p, q) == pytest.approx(jsd(q, p))
@@ -117,14 +116,14 @@ def test_options_from_the_question_or_the_flag():
 
 
 def test_calibration_picks_the_lowest_safe_theta_and_reports_held_out_figures(tmp_path):
-    from lcread.acs.calibrate import Reading, calibrate, calibrated_theta, evaluate, save
+    from lcread.acs.calibrate import Trajectory, calibrate, calibrated_theta, evaluate, save
     from lcread.acs.rules import AnswerState
 
     def reading(i, evidence, early_conf):
         # before the evidence: a wrong answer held at early_conf; from the evidence on: right and sure
         states = [AnswerState("A", early_conf, {"A": early_conf, "B": 1 - early_conf}) for _ in range(evidence - 1)]
         states += [AnswerState("B", 0.999, {"A": 0.001, "B": 0.999}) for _ in range(6 - evidence + 1)]
-        return Reading(f"t{i}", "likelihood", evidence, [100] * 6, [10] * 6, states,
+        return Trajectory(f"t{i}", "likelihood", evidence, [100] * 6, [10] * 6, states,
                        [False] * (evidence - 1) + [True] * (6 - evidence + 1))
 
     readings = [reading(i, 1 + i % 3, 0.9 if i % 4 == 0 else 0.6) for i in range(12)]

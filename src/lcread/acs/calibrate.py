@@ -21,7 +21,7 @@ THETAS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.98, 0.99, 0.995, 0.
 
 
 @dataclass
-class Reading:
+class Trajectory:
     """One task read chunk by chunk with one probe."""
 
     task: str
@@ -41,7 +41,7 @@ class Reading:
                             "eligible": s.eligible} for s in self.states]}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Reading":
+    def from_dict(cls, d: dict) -> "Trajectory":
         states = [AnswerState(s["answer"], s["confidence"], s.get("posterior"), s.get("eligible", True))
                   for s in d["states"]]
         return cls(d["task"], d["probe"], d["evidence"], d["fold_tokens"], d["probe_tokens"], states, d["correct"])
@@ -57,7 +57,7 @@ class Point:
     tasks: int
 
 
-def stop_at(reading: Reading, theta: float, epsilon: float, window: int) -> int:
+def stop_at(reading: Trajectory, theta: float, epsilon: float, window: int) -> int:
     """The chunk where ACS stops on this reading (the last chunk when it never does)."""
     for t in range(1, len(reading.states) + 1):
         if acs_stop(reading.states[:t], theta, epsilon, window):
@@ -65,7 +65,7 @@ def stop_at(reading: Reading, theta: float, epsilon: float, window: int) -> int:
     return len(reading.states)
 
 
-def evaluate(readings: list[Reading], theta: float, epsilon: float = 0.05, window: int = 3) -> Point:
+def evaluate(readings: list[Trajectory], theta: float, epsilon: float = 0.05, window: int = 3) -> Point:
     stops = [stop_at(r, theta, epsilon, window) for r in readings]
     spent = sum(sum(r.fold_tokens[:t]) + sum(r.probe_tokens[:t]) for r, t in zip(readings, stops))
     full = sum(sum(r.fold_tokens) + r.probe_tokens[-1] for r in readings)
@@ -74,7 +74,7 @@ def evaluate(readings: list[Reading], theta: float, epsilon: float = 0.05, windo
                  len(readings))
 
 
-def calibrate(readings: list[Reading], target: float = 0.05, thetas=THETAS) -> tuple[float, list[Point], Point]:
+def calibrate(readings: list[Trajectory], target: float = 0.05, thetas=THETAS) -> tuple[float, list[Point], Point]:
     """The lowest θ whose premature-stop rate on the fitting half is at most `target`; the sweep on the
     fitting half; and the chosen θ's figures on the held-out half."""
     fit, held = readings[0::2], readings[1::2] or readings[0::2]
@@ -125,7 +125,7 @@ def show(results: Path, target: float, save_choice: bool) -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise LcreadError(f"cannot read {path}: {e}; give the folder lcread bench --out wrote") from None
-    readings = [Reading.from_dict(r["reading"]) for r in data.get("rows", []) if r.get("reading")]
+    readings = [Trajectory.from_dict(r["reading"]) for r in data.get("rows", []) if r.get("reading")]
     if not readings:
         raise LcreadError(f"{path} holds no acs readings: run lcread bench with --modes acs first")
     console, model = Console(), data["settings"]["model"]

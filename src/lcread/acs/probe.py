@@ -47,12 +47,15 @@ class Probe:
     def options_text(self) -> str:
         return "\n".join(f"{letter}) {text}" for letter, text in self.options)
 
-    def read(self, notes: str) -> tuple[AnswerState, Reply]:
-        """The answer state the notes support now (never eligible when the notes are empty)."""
+    def read(self, notes: str) -> tuple[AnswerState, list[Reply]]:
+        """The answer state the notes support now (never eligible when the notes are empty), and the calls
+        it took: the first read of a likelihood probe also pays for the question's prior."""
+        had_prior = self.prior_reply is not None
         state, reply = self._read(notes.strip() or NO_NOTES)
         if not notes.strip():
             state.eligible = False
-        return state, reply
+        paid = [self.prior_reply] if self.prior_reply is not None and not had_prior else []
+        return state, paid + [reply]
 
     def _read(self, notes: str) -> tuple[AnswerState, Reply]:
         if self.kind == "likelihood":
@@ -105,11 +108,3 @@ class Probe:
         confidence = answer_confidence([(s.token, s.logprob) for s in reply.scores], self.confidence,
                                        self.question)
         return AnswerState(draft, confidence, eligible=not is_abstention(draft))
-
-    def gate(self, kind: str, notes: str) -> tuple[str, Reply]:
-        """Ask the model whether the notes suffice (the baselines that ask rather than measure)."""
-        options = f"\n{self.options_text}" if self.options else ""
-        msg = prompts.render(f"acs_gate_{kind}", notes=notes or "(no notes yet)", question=self.question,
-                             options=options)
-        reply = self.model.query([{"role": "user", "content": msg}], max_tokens=8)
-        return reply.text, reply

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from lcread import prompts
 from lcread.acs.chunks import Chunk
-from lcread.acs.policies import Policy, parse_end, parse_verbalized
+from lcread.acs.policies import Gate, Policy
 from lcread.acs.probe import Probe
 from lcread.acs.rules import AnswerState, stability
 from lcread.agent.result import RunResult, RunStats
@@ -80,78 +80,100 @@ def merge_notes(notes: str, lines: list[str]) -> str:
 
 
 @dataclass
+class Reading:
+    """One call's reading after a fold: an answer state (a probe) or a gate's value, and what it cost."""
+
+    value: object
+    tokens: int
+    seconds: float
+
+
+@dataclass
+class Step:
+    """What one fold cost and what was read after it: the trajectory `replay` charges each policy on."""
+
+    chunk: int
+    notes_chars: int
+    fold_tokens: int
+    fold_seconds: float
+    probes: dict[str, Reading] = field(default_factory=dict)
+    """Probe kind -> the answer state it read (every step, or only at the stop)."""
+    gates: dict[str, Reading] = field(default_factory=dict)
+    """Gate key -> its reading, for the policy's gates."""
+
+
+@dataclass
 class AcsResult(RunResult):
     chunks_read: int = 0
     chunks_total: int = 0
-    states: list[dict] = field(default_factory=list)
+    chunks: list[dict] = field(default_factory=list)
+    """Per chunk read, as shown and traced: notes size, answer state, change, gate, stop."""
+    steps: list[Step] = field(default_factory=list, repr=False)
     tokens_by_kind: dict[str, int] = field(default_factory=lambda: {"fold": 0, "probe": 0, "gate": 0})
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "chunks_read": self.chunks_read, "chunks_total": self.chunks_total,
-                "states": self.states, "tokens_by_kind": self.tokens_by_kind}
+                "chunks": self.chunks, "tokens_by_kind": self.tokens_by_kind}
 
 
 class FoldReader:
     mode = "acs"
 
-    def __init__(self, model: Model, probe: Probe, policy: Policy, display: Display, trace: Trace,
+    def __init__(self, model: Model, probe: Probe | list[Probe], policy: Policy, display: Display, trace: Trace,
                  config: AcsConfig | None = None):
-        self.model, self.probe, self.policy = model, probe, policy
+        self.probes = probe if isinstance(probe, list) else [probe]
+        """The first probe's state decides and answers; the others are read beside it (for the bench)."""
+        self.model, self.probe, self.policy = model, self.probes[0], policy
         self.display, self.trace = display, trace
         self.config = config or AcsConfig()
-        self.terms = classify(probe.question, probe.options).terms
+        self.terms = classify(self.probe.question, self.probe.options).terms
         """The question's distinguishing terms: notes keep only lines about them (and their chain)."""
         if policy.needs_logprobs and not model.supports_logprobs:
             raise LcreadError(f"--stop {policy.name} needs token log-probabilities, which {model.name} does not "
                               "give: use --stop verbalized, --stop end or --stop full, or --mode select")
 
-    def reset(self) -> None:
-        """Fresh cost counters for a new reading."""
-        self.stats, self.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
-        self.prior_charged = False
-
     def run(self, question: str, chunks: list[Chunk]) -> AcsResult:
-        self.reset()
-        states, gates, records = [], [], []
-        n = len(chunks)
+        self.stats, self.by_kind = RunStats(), {"fold": 0, "probe": 0, "gate": 0}
+        steps, records = [], []
+        n = self.total = len(chunks)
         self.trace.event("run_start", mode=self.mode, model=self.model.name, question=question, chunks=n,
                          policy=self.policy.name, config=self.config.model_dump())
         try:
-            state, reason = self.read(question, chunks, states, gates, records)
+            reason = self.read(question, chunks, steps, records)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last answer state read, marked as not final
             reason = "interrupted"
-            state = states[-1] if states else None
         except ModelError as e:  # the backend failed for good: the last answer state read, not final
             reason = f"model error: {e}"
-            state = states[-1] if states else None
-        return self.finish(state, reason, chunks_read=self.stats.steps, total=n, records=records)
+        return self.finish(steps, reason, total=n, records=records)
 
-    def read(self, question: str, chunks: list[Chunk], states: list, gates: list, records: list):
-        """Fold, probe, decide, chunk by chunk; returns the last answer state and why reading stopped."""
-        notes, n, state, reason = "", len(chunks), None, "read to the end"
+    def read(self, question: str, chunks: list[Chunk], steps: list[Step], records: list[dict]) -> str:
+        """Fold, probe, decide, chunk by chunk (Algorithm 1); returns why reading stopped."""
+        notes, n = "", len(chunks)
         for chunk in chunks:
             t = chunk.index
+            clock, before = time.monotonic(), self.by_kind["fold"]
             notes = self.fold(question, notes, chunk)
+            step = Step(t, len(notes), self.by_kind["fold"] - before, time.monotonic() - clock)
+            steps.append(step)
             if self.policy.probes_every_step:
-                state = self.read_state(notes)
-                states.append(state)
-            if self.policy.gate:
-                gates.append(self.ask_gate(notes))
-            stop = self.policy.should_stop(t, n, states, gates)
+                self.read_states(step, notes)
+            for gate in self.policy.gates:
+                step.gates[gate.key] = self.ask(gate, notes)
+            stop = self.policy.should_stop(t, n, self.states(steps), self.gate_values(steps))
             if (stop or t == n) and not self.policy.probes_every_step:
-                state = self.read_state(notes)
-                states.append(state)
-            record = self.record(t, notes, state if self.policy.probes_every_step or stop or t == n else None,
-                                 states, gates, stop)
-            records.append(record)
-            self.display.chunk(index=t, total=n, notes_chars=len(notes), answer=record.get("answer"),
-                               posterior=record.get("posterior"), confidence=record.get("confidence"),
-                               change=record.get("change"), gate=record.get("gate"), stop=stop)
+                self.read_states(step, notes)
+            records.append(self.describe(step, steps, stop))
             self.stats.steps = t
             if stop:
-                reason = f"{self.policy.name} stopped"
-                break
-        return state, reason
+                return f"{self.policy.name} stopped"
+        return "read to the end"
+
+    def states(self, steps: list[Step]) -> list[AnswerState]:
+        return [s.probes[self.probe.kind].value for s in steps if self.probe.kind in s.probes]
+
+    def gate_values(self, steps: list[Step]) -> list:
+        key = self.policy.gates[0].key if self.policy.gates else None
+        return [s.gates[key].value for s in steps] if key else []
 
     def fold(self, question: str, notes: str, chunk: Chunk) -> str:
         """One call per chunk: the model copies the sentences that bear on the question; lines it did not
@@ -209,18 +231,20 @@ class FoldReader:
                               f"{self.config.notes_chars:,}-character notes does not fit {self.model.name}'s "
                               f"{window:,}-token window: lower --chunk-chars or --notes-chars")
 
-    def read_state(self, notes: str) -> AnswerState:
-        state, reply = self.probe.read(notes)
-        if self.probe.prior_reply is not None and not self.prior_charged:  # the likelihood probe's prior
-            self.account("probe", self.probe.prior_reply)
-            self.prior_charged = True
-        self.account("probe", reply)
-        return state
+    def read_states(self, step: Step, notes: str) -> None:
+        for probe in self.probes:
+            clock = time.monotonic()
+            state, replies = probe.read(notes)
+            for reply in replies:
+                self.account("probe", reply)
+            step.probes[probe.kind] = Reading(state, sum(r.prompt_tokens + r.completion_tokens for r in replies),
+                                              time.monotonic() - clock)
 
-    def ask_gate(self, notes: str):
-        text, reply = self.probe.gate(self.policy.gate, notes)
+    def ask(self, gate: Gate, notes: str) -> Reading:
+        clock = time.monotonic()
+        value, reply = gate.ask(self.model, self.probe.question, self.probe.options_text, notes)
         self.account("gate", reply)
-        return parse_verbalized(text) if self.policy.gate == "verbalized" else parse_end(text)
+        return Reading(value, reply.prompt_tokens + reply.completion_tokens, time.monotonic() - clock)
 
     def call(self, kind: str, messages, max_tokens: int) -> Reply:
         reply = self.model.query(messages, max_tokens=max_tokens)
@@ -228,36 +252,42 @@ class FoldReader:
         return reply
 
     def account(self, kind: str, reply: Reply) -> None:
-        self.stats.record(reply, reply.prompt_tokens)
+        self.stats.count(reply, reply.prompt_tokens)
         self.by_kind[kind] += reply.prompt_tokens + reply.completion_tokens
         self.trace.event("call", kind=kind, prompt_tokens=reply.prompt_tokens,
                          completion_tokens=reply.completion_tokens, cached_tokens=reply.cached_tokens,
                          latency=round(reply.latency, 3), reply=reply.text[:500])
 
-    def record(self, t: int, notes: str, state: AnswerState | None, states, gates, stop: bool) -> dict:
-        record: dict = {"chunk": t, "notes_chars": len(notes), "stop": stop, "probe": self.probe.kind}
-        if state is not None:
+    def describe(self, step: Step, steps: list[Step], stop: bool) -> dict:
+        """The chunk as shown and traced: notes size, the answer state and its change, the gate, the stop."""
+        record: dict = {"chunk": step.chunk, "notes_chars": step.notes_chars, "stop": stop, "probe": self.probe.kind}
+        if self.probe.kind in step.probes:
+            state = step.probes[self.probe.kind].value
             record.update(answer=state.answer, confidence=round(state.confidence, 6), eligible=state.eligible)
             if state.posterior:
                 record["posterior"] = {k: round(v, 6) for k, v in state.posterior.items()}
             if self.policy.probes_every_step:
-                mean = stability(states, self.config.window)
+                mean = stability(self.states(steps), self.config.window)
                 record["change"] = None if mean is None else round(mean, 6)
-        if gates:
-            record["gate"] = gates[-1]
+        if self.policy.gates:
+            record["gate"] = step.gates[self.policy.gates[0].key].value
         self.trace.event("chunk", **record)
+        self.display.chunk(index=step.chunk, total=self.total, **{
+            k: record.get(k) for k in ("notes_chars", "answer", "posterior", "confidence", "change", "gate")},
+            stop=stop)
         return record
 
-    def finish(self, state: AnswerState | None, reason: str, chunks_read: int, total: int,
-               records: list[dict]) -> AcsResult:
+    def finish(self, steps: list[Step], reason: str, total: int, records: list[dict]) -> AcsResult:
         self.stats.ended = time.monotonic()
+        states = self.states(steps)
+        state = states[-1] if states else None
         answer = state.answer if state else ""
         if self.probe.options and state:
             answer = f"{state.answer}) {dict(self.probe.options)[state.answer]}"
         final = reason == "read to the end" or reason.endswith(" stopped")
-        result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=chunks_read,
-                           chunks_total=total, states=records, tokens_by_kind=dict(self.by_kind))
+        result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=len(steps),
+                           chunks_total=total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=True, reason=reason,
-                            summary=f"{chunks_read}/{total} chunks · " + result.summary())
+                            summary=f"{len(steps)}/{total} chunks · " + result.summary())
         return result

@@ -185,7 +185,7 @@ class CommandLoop:
                 self.trace.event("retry", **retry)
             if getattr(self.model, "retries", None):
                 self.model.retries.clear()
-        self.stats.record(reply, context)
+        self.stats.count(reply, context)
         self.trace.event("call", context=context, max_tokens=max_tokens, prompt_tokens=reply.prompt_tokens,
                          completion_tokens=reply.completion_tokens, cached_tokens=reply.cached_tokens,
                          latency=round(reply.latency, 3), reply=reply.text[:2000])

@@ -33,7 +33,7 @@ class RunStats:
     def seconds(self) -> float:
         return (self.ended or time.monotonic()) - self.started
 
-    def record(self, reply, context: int) -> None:
+    def count(self, reply, context: int) -> None:
         self.calls += 1
         self.prompt_tokens += reply.prompt_tokens
         self.completion_tokens += reply.completion_tokens

@@ -9,12 +9,12 @@ from typing import Callable
 
 from lcread import prompts
 from lcread.acs.chunks import chunk_of, chunk_store
-from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, VerbalizedPolicy
+from lcread.acs.policies import RecordingPolicy, make_policy
 from lcread.acs.probe import Probe
 from lcread.grounding.question import parse_options
 from lcread.acs.reader import FoldReader
-from lcread.acs.calibrate import Reading
-from lcread.acs.replay import oracle_tokens, record, replay, with_probe
+from lcread.acs.calibrate import Trajectory
+from lcread.acs.replay import oracle_tokens, replay
 from lcread.bench.corpus import austen_text
 from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, score, vt, where
 from lcread.config import AcsConfig, SelectConfig
@@ -75,12 +75,6 @@ def full_context(model: Model, task: Task, max_tokens: int = 64) -> dict:
             "wall_time": round(time.monotonic() - started, 3)}
 
 
-def policies(stops: list[str], config: AcsConfig, seed: int) -> dict:
-    made = {"acs": AcsPolicy(config.theta, config.epsilon, config.window), "full": FullPolicy(),
-            "random": RandomPolicy(seed), "verbalized": VerbalizedPolicy(config.gate_threshold), "end": EndPolicy()}
-    return {s: made[s] for s in stops}
-
-
 def run_task(task: Task, model: Model, modes: list[str], stops: list[str], config: AcsConfig, trace: Trace,
              seed: int) -> list[dict]:
     """One row per mode (and per stopping policy for acs), all on the same task and model."""
@@ -110,32 +104,30 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
     """One recorded reading, replayed under every stopping policy (each charged for its own calls) and,
     for multiple choice, read by every probe in `config.probe` (comma-separated), side by side."""
     question, pairs = parse_options(task.question, task.options)
-    config = config.for_model(model)
+    config = config.for_model(model).model_copy(update={"seed": seed})
     kinds = config.probe.split(",") if pairs else ["auto"]
     probes = [Probe(model, question, pairs, config.top_k, config.draft_tokens, kind, config.draft_confidence)
               for kind in kinds]
     with DocumentStore.open([task.path]) as store:
         chunks = chunk_store(store, config.chunk_chars)
         evidence = max(chunk_of(chunks, start) for start, _ in task.evidence)
-        reader = FoldReader(model, probes[0], FullPolicy(), SilentDisplay(), trace,
-                            config.model_copy(update={"probe": probes[0].kind if pairs else "auto"}))
-        recorded = record(reader, question, chunks, probes)
+        steps = FoldReader(model, probes, RecordingPolicy(), SilentDisplay(), trace,
+                           config.model_copy(update={"probe": "auto"})).run(question, chunks).steps
     rows = []
-    for probe in probes:
-        steps = [with_probe(s, probe.kind) for s in recorded]
-        full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probe_tokens
-        oracle = oracle_tokens(steps, evidence)
-        reading = Reading(task.id, probe.kind, evidence, [s.fold_tokens for s in steps],
-                          [s.probe_tokens for s in steps], [s.state for s in steps],
-                          [score(task, s.state.answer) for s in steps])
-        for name, policy in policies(stops, config, seed).items():
-            o = replay(policy, steps)
-            rows.append({**base, "mode": f"acs/{name}" + (f"·{probe.kind}" if len(probes) > 1 else ""),
-                         "probe": probe.kind, "answer": o.answer, "error": None, "total_tokens": o.tokens,
+    for probe in (p.kind for p in probes):
+        states = [s.probes[probe].value for s in steps]
+        full_tokens = sum(s.fold_tokens for s in steps) + steps[-1].probes[probe].tokens
+        trajectory = Trajectory(task.id, probe, evidence, [s.fold_tokens for s in steps],
+                                [s.probes[probe].tokens for s in steps], states,
+                                [score(task, s.answer) for s in states])
+        for name in stops:
+            o = replay(make_policy(config.model_copy(update={"stop": name})), steps, probe)
+            rows.append({**base, "mode": f"acs/{name}" + (f"·{probe}" if len(probes) > 1 else ""),
+                         "probe": probe, "answer": o.answer, "error": None, "total_tokens": o.tokens,
                          "probe_tokens": o.probe_tokens, "wall_time": round(o.seconds, 3), "steps": o.stop,
                          "chunks_total": len(chunks), "evidence_chunk": evidence, "full_tokens": full_tokens,
-                         "oracle_tokens": oracle, "correct": score(task, o.answer)})
-        rows[-1]["reading"] = reading.to_dict()  # what lcread calibrate replays at other thresholds
+                         "oracle_tokens": oracle_tokens(steps, evidence, probe), "correct": score(task, o.answer)})
+        rows[-1]["reading"] = trajectory.to_dict()  # what lcread calibrate replays at other thresholds
     return rows
 
 

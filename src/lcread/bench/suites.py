@@ -24,8 +24,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from lcread.acs.rules import normalize
-from lcread.bench.needles import ADJECTIVES, NOUNS
 from lcread.errors import LcreadError
+
+ADJECTIVES = ("quiet amber silver hollow crimson gentle northern wild bitter golden distant frozen "
+              "narrow velvet marble copper scarlet patient").split()
+NOUNS = ("harbor falcon meadow lantern orchard compass glacier thistle beacon quarry willow cipher "
+         "garnet ember sparrow canyon").split()
 
 NIAH_KINDS = ("single", "multikey", "multivalue", "multiquery")
 
