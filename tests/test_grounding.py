@@ -3,7 +3,7 @@
 import pytest
 
 from lcread.agent.select import SelectReader
-from lcread.config import SelectConfig, ToolConfig
+from lcread.config import LoopConfig, ToolConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
 from lcread.grounding import EvidenceLog, Verifier, classify
@@ -235,7 +235,7 @@ def test_a_pending_answer_is_accepted_as_soon_as_the_evidence_arrives(tools):
 
 def test_refusals_are_bounded_and_the_run_ends_unverified(tools):
     model = ScriptedModel(["grep -i beds -m 1"] + ['answer "68,564"'] * 3)
-    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), SelectConfig(max_refusals=2)).run(
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(max_refusals=2)).run(
         "How many beds did the Marlow Street hospital report?")
     assert not result.final and result.verified is False and result.reason.startswith("sufficiency limit")
     assert result.missing and "Marlow Street" in result.missing
@@ -243,6 +243,6 @@ def test_refusals_are_bounded_and_the_run_ends_unverified(tools):
 
 def test_without_sufficiency_any_answer_is_accepted_and_reported_unverified(tools):
     model = ScriptedModel(["grep -i beds -m 1", 'answer "68,564"'])
-    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), SelectConfig(sufficiency=False)).run(
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(sufficiency=False)).run(
         "How many beds did the Marlow Street hospital report?")
     assert (result.answer, result.final, result.verified) == ("68,564", True, False)

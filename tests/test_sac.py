@@ -3,7 +3,7 @@ import json
 import pytest
 
 from lcread.agent.sac import SacReader
-from lcread.config import SelectConfig
+from lcread.config import LoopConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
 from lcread.models.scripted import ScriptedModel
@@ -66,21 +66,20 @@ def test_the_task_cannot_be_rewritten_by_the_model(store):
     assert "sky" not in model.calls[1]["messages"][1]["content"]
 
 
-def test_a_malformed_state_is_retried_once_then_the_old_state_is_kept(store):
+def test_a_malformed_state_keeps_the_old_state_and_the_model_is_told(store):
     result, model, trace = run(store, [
         'grep -i "quiet-harbor"\n' + state(),
         'read hay.txt 149 151\n' + state(["the number is on line 150"]),
         "read hay.txt 150 151\n{not json",
-        "read hay.txt 150 151\n{still: not json}",
         'answer "4817263"',
     ])
-    assert result.answer == "4817263"
-    retry = model.calls[3]["messages"]
-    assert len(retry) == 4 and retry[3]["content"].startswith("error: state: the reply holds no JSON object")
+    assert result.answer == "4817263" and len(model.calls) == 4  # the command ran: no call spent on a retry
+    told = model.calls[3]["messages"][1]["content"]
+    assert "Your state was not usable (state: the reply holds no JSON object" in told
+    assert "the number is on line 150" in told  # the previous state, kept
     kept = trace.of("state_kept")
     assert len(kept) == 1 and kept[0]["step"] == 3
     assert trace.of("command")[2]["state"]["findings"][0]["fact"] == "the number is on line 150"
-    assert "the number is on line 150" in model.calls[4]["messages"][1]["content"]
 
 
 def test_a_finding_whose_lines_no_tool_showed_is_dropped(store):
@@ -96,13 +95,14 @@ def test_a_finding_whose_lines_no_tool_showed_is_dropped(store):
 def test_a_reply_without_a_command_is_a_format_error(store):
     result, model, trace = run(store, ["hello\n" + state(), "hello again\n" + state(),
                                        "grep quiet\n" + state(), 'answer "4817263"'])
-    assert result.answer == "4817263" and len(trace.of("format_error")) == 1
-    assert "your reply was not usable" in model.calls[2]["messages"][1]["content"]
+    assert result.answer == "4817263" and len(trace.of("format_error")) == 2  # told at the next fresh step
+    assert all("your reply was not usable" in model.calls[n]["messages"][1]["content"] for n in (1, 2))
+    assert "not usable" not in model.calls[3]["messages"][1]["content"]
 
 
 def test_context_stays_bounded_by_construction(store):
     outputs = [f"grep -m 2 'line {i}'\n" + state() for i in range(1, 30)]
-    result, model, trace = run(store, outputs, SelectConfig(max_steps=25))
+    result, model, trace = run(store, outputs, LoopConfig(max_steps=25))
     assert not result.final and result.reason == "step limit (25)"
     sizes = [e["context"] for e in trace.of("call")]
     assert max(sizes) < 1200 and max(sizes) - min(sizes) < 400  # no growth with the number of steps

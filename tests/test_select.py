@@ -3,7 +3,7 @@ import json
 import pytest
 
 from lcread.agent.select import SelectReader
-from lcread.config import SelectConfig, ToolConfig
+from lcread.config import LoopConfig, ToolConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
 from lcread.models.scripted import ScriptedModel
@@ -86,14 +86,14 @@ def test_a_repeated_command_is_not_run_again(store):
 
 def test_step_limit_gives_the_best_answer_marked_as_such(store):
     model = ScriptedModel(["grep quiet-harbor", "grep river -m 1", 'answer "4817263"'])
-    result = reader(model, store, SelectConfig(max_steps=2)).run(QUESTION)
+    result = reader(model, store, LoopConfig(max_steps=2)).run(QUESTION)
     assert (result.final, result.reason, result.answer) == (False, "step limit (2)", "4817263")
     assert result.verified and result.citations[0].line == 150  # a best answer, but grounded
     assert "reached its step limit (2)" in model.calls[-1]["messages"][-1]["content"]
 
 
 def test_compaction_at_the_threshold_starts_fresh_from_a_handoff(store):
-    config = SelectConfig(context_limit=2048, compact_at=1200, command_tokens=64, handoff_tokens=256)
+    config = LoopConfig(context_limit=2048, compact_at=1200, command_tokens=64, handoff_tokens=256)
     model = ScriptedModel(commands("read hay.txt 1 40", "read hay.txt 41 80", "read hay.txt 81 120",
                                    "read hay.txt 149 151", 'answer "4817263"'))
     trace = MemoryTrace()
@@ -115,7 +115,7 @@ def test_compaction_at_the_threshold_starts_fresh_from_a_handoff(store):
 
 
 def test_an_invalid_handoff_is_retried_then_replaced(store):
-    config = SelectConfig(context_limit=2048, compact_at=1100, command_tokens=64, handoff_tokens=256)
+    config = LoopConfig(context_limit=2048, compact_at=1100, command_tokens=64, handoff_tokens=256)
     model = ScriptedModel(commands("read hay.txt 1 40", "read hay.txt 41 80", "read hay.txt 81 120",
                                    'answer "4817263"', handoff="not json at all"))
     trace = MemoryTrace()
@@ -136,7 +136,7 @@ def test_budget_shrinks_to_a_small_model_window(store):
 
 def test_token_limit_ends_without_another_call(store):
     model = ScriptedModel(["grep harbor", "grep river", "grep road"])
-    result = reader(model, store, SelectConfig(max_total_tokens=1000)).run(QUESTION)
+    result = reader(model, store, LoopConfig(max_total_tokens=1000)).run(QUESTION)
     assert not result.final and result.reason.startswith("token limit")
     assert result.answer == "No answer was found before the limit."
 

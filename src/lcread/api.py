@@ -18,12 +18,12 @@ import threading
 from pathlib import Path
 
 from lcread.agent.result import RunResult
-from lcread.config import AcsConfig, ModelConfig, SelectConfig, ToolConfig, env_model
+from lcread.config import AcsConfig, ModelConfig, LoopConfig, ToolConfig, env_model
 from lcread.display import Display, SilentDisplay
 from lcread.errors import LcreadError
 
 OPTION_NAMES = {
-    SelectConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency",
+    LoopConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency",
                    "max_refusals", "steps_after_refusal"},
     ToolConfig: {"read_chars", "grep_timeout"},
     AcsConfig: {"stop", "theta", "epsilon", "window", "chunk_chars", "notes_chars", "seed", "probe",
@@ -62,7 +62,7 @@ def settings_from(mode: str, options: list[str] | None, settings: dict):
     if mode not in MODES:
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     configs = configs_from(settings)
-    return Settings(mode=mode, options=options, select=configs[SelectConfig], tools=configs[ToolConfig],
+    return Settings(mode=mode, options=options, loop=configs[LoopConfig], tools=configs[ToolConfig],
                     acs=configs[AcsConfig])
 
 

@@ -106,7 +106,7 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
     try:
         model = models(task.model)
         task_settings = Settings(mode=task.mode or settings.mode, options=task.options or settings.options,
-                                 select=settings.select, tools=settings.tools,
+                                 loop=settings.loop, tools=settings.tools,
                                  acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
         result = ask_with(task.documents, task.question, model, task_settings, trace=trace)
         if result.reason == "interrupted":

@@ -23,7 +23,9 @@ class ToolConfig(_Config):
     """Seconds one grep may run before it is stopped (the model is told why)."""
 
 
-class SelectConfig(_Config):
+class LoopConfig(_Config):
+    """The command loop's budget and limits, for select and sac alike."""
+
     context_limit: int = Field(16384, ge=1024)
     """Live context limit in tokens; no request is ever sent over it."""
     compact_at: int = Field(12288, ge=512)
@@ -53,13 +55,13 @@ class SelectConfig(_Config):
     """Commands allowed after the first answer sent back, before the run ends unverified."""
 
     @model_validator(mode="after")
-    def _compact_below_limit(self) -> "SelectConfig":
+    def _compact_below_limit(self) -> "LoopConfig":
         if self.compact_at >= self.context_limit:
             raise ValueError(f"--compact-at ({self.compact_at}) must be below the context limit "
                              f"({self.context_limit})")
         return self
 
-    def fitted(self, window: int | None) -> "SelectConfig":
+    def fitted(self, window: int | None) -> "LoopConfig":
         """Shrink the budget proportionally when the model's window is smaller than the limit."""
         if not window or window >= self.context_limit:
             return self

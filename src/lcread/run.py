@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lcread.agent.result import RunResult
-from lcread.config import AcsConfig, SelectConfig, ToolConfig
+from lcread.config import AcsConfig, LoopConfig, ToolConfig
 from lcread.display import Display
 from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
@@ -21,7 +21,7 @@ class Settings:
 
     mode: str = "select"
     options: list[str] | None = None
-    select: SelectConfig = field(default_factory=SelectConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
     tools: ToolConfig = field(default_factory=ToolConfig)
     acs: AcsConfig = field(default_factory=AcsConfig)
 
@@ -37,7 +37,7 @@ def answer(model: Model, store: DocumentStore, question: str, settings: Settings
     from lcread.tools import ToolRunner
 
     loop = SacReader if settings.mode == "sac" else SelectReader
-    return loop(model, ToolRunner(store, settings.tools), display, trace, settings.select).run(question)
+    return loop(model, ToolRunner(store, settings.tools), display, trace, settings.loop).run(question)
 
 
 def _acs(model, store, question, settings, display, trace):

@@ -1,5 +1,9 @@
-"""What the command-driven modes (select, sac) share: the run loop's frame, limits, the accounted model
-call that never exceeds the context limit, repeated-command handling, and the end of a run."""
+"""The command loop that select and sac share (seed 003 §3): query -> parse -> execute -> observe, until an
+answer the evidence establishes or a limit. What differs between the modes is how the model's context is
+kept from one step to the next, a `Context` handed to the loop: select appends to one conversation and
+compacts it into a handoff; sac starts every step afresh from a written state and the last observation.
+The loop owns the limits, the accounted model call that never exceeds the context limit, repeated
+commands, the grounding gate on answers, and the end of a run."""
 
 from __future__ import annotations
 
@@ -8,9 +12,9 @@ from dataclasses import replace
 
 from lcread import prompts
 from lcread.agent.result import RunResult, RunStats
-from lcread.config import SelectConfig
+from lcread.config import LoopConfig
 from lcread.display import Display
-from lcread.errors import FormatError, LimitReached, ModelError, Submitted
+from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
@@ -18,14 +22,54 @@ from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 
 
-class CommandLoop:
-    mode = "command"
+class Context:
+    """How a command loop keeps what the model sees between steps. `begin` hands it the loop, whose question,
+    tools, model, config, trace, display and evidence it reads."""
 
+    mode = "command"
+    keeps_history = True
+    """Whether the model still sees earlier observations: if not, a repeated command's output is shown again."""
+
+    def begin(self, loop: "CommandLoop") -> None:
+        self.loop = loop
+
+    def messages(self) -> Messages:
+        """The conversation for the next call (select compacts it first when it has grown too long)."""
+        raise NotImplementedError
+
+    def reply_tokens(self) -> int:
+        return self.loop.config.command_tokens
+
+    def grammar(self) -> str | None:
+        return self.loop.grammar
+
+    def shrink(self) -> bool:
+        """The server refused the context as too long: make it smaller once (True), or give up (False)."""
+        return False
+
+    def read(self, reply: str) -> Command:
+        """The command in the model's reply; FormatError when there is none."""
+        raise NotImplementedError
+
+    def observe(self, command: Command, observation: Observation) -> None:
+        raise NotImplementedError
+
+    def format_error(self, error: str) -> None:
+        """Tell the model, at its next step, that its last reply was not usable."""
+        raise NotImplementedError
+
+    def limit_messages(self, reason: str) -> Messages:
+        """The conversation in which the model is asked for its best answer after a limit."""
+        raise NotImplementedError
+
+
+class CommandLoop:
     def __init__(self, model: Model, tools: ToolRunner, display: Display, trace: Trace,
-                 config: SelectConfig | None = None):
+                 config: LoopConfig | None = None, *, context: Context):
         self.model, self.tools, self.display, self.trace = model, tools, display, trace
-        self.config = (config or SelectConfig()).fitted(model.context_window)
+        self.config = (config or LoopConfig()).fitted(model.context_window)
         self.names = [d.name for d in tools.store.docs]
+        self.context, self.mode = context, context.mode
 
     def run(self, question: str) -> RunResult:
         self.question, self.stats = question, RunStats()
@@ -37,7 +81,7 @@ class CommandLoop:
         self.verifier = Verifier(classify(asked, options), self.evidence, self.tools.count, self.place_of)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
-        self.begin(question)
+        self.context.begin(self)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)
         self.trace.event("run_start", mode=self.mode, model=self.model.name, question=question,
@@ -46,7 +90,9 @@ class CommandLoop:
             try:
                 self.step()
             except FormatError as e:
-                self.on_format_error(str(e))
+                self.format_errors += 1
+                self.trace.event("format_error", step=self.stats.steps, error=str(e))
+                self.context.format_error(str(e))
             except Submitted as e:
                 return self.finish(e.answer, final=True, reason="answered", verdict=e.verdict)
             except LimitReached as e:
@@ -59,18 +105,21 @@ class CommandLoop:
                 answer, verdict = self.best_answer("interrupted", ask=False)
                 return self.finish(answer, final=False, reason="interrupted", verdict=verdict)
 
-    def begin(self, question: str) -> None:
-        raise NotImplementedError
-
     def step(self) -> None:
-        raise NotImplementedError
-
-    def on_format_error(self, error: str) -> None:
-        raise NotImplementedError
-
-    def limit_messages(self, reason: str) -> Messages:
-        """The conversation in which the model is asked for its best answer after a limit."""
-        raise NotImplementedError
+        """One command: ask for it, parse it, run it, show the model what it gave."""
+        self.check_limits()
+        context = self.context
+        try:
+            reply = self.query(context.messages(), context.reply_tokens(), grammar=context.grammar())
+        except ContextOverflow:  # the server's window is smaller than it said
+            if not context.shrink():
+                raise
+            self.trace.event("context_overflow", step=self.stats.steps)
+            reply = self.query(context.messages(), context.reply_tokens(), grammar=context.grammar())
+        self.stats.steps += 1
+        command = context.read(reply.text)
+        self.format_errors = 0
+        context.observe(command, self.execute(command))
 
     @property
     def grammar(self) -> str | None:
@@ -144,7 +193,8 @@ class CommandLoop:
         return observation
 
     def execute(self, command: Command) -> Observation:
-        """Run a command; a repeated one is not run again, and too many repeats in a row end the run."""
+        """Run a command. A repeated one counts towards the repeat limit; it is not run again while the model
+        still sees its output, and is shown again, marked as a repeat, when it does not."""
         if command.name == "answer":
             return self.answered(command)
         key = " ".join(command.text.split())
@@ -152,7 +202,11 @@ class CommandLoop:
             self.repeats += 1
             if self.repeats > self.config.max_repeats:
                 raise LimitReached(f"repeat limit ({self.config.max_repeats} repeated commands in a row)")
-            return Observation(prompts.render("repeat", command=key, step=self.seen[key]))
+            if self.context.keeps_history:
+                return Observation(prompts.render("repeat", command=key, step=self.seen[key]))
+            observation = self.run_tool(command)
+            observation.text = prompts.render("sac_repeat", command=key, step=self.seen[key], output=observation.text)
+            return observation
         self.repeats = 0
         self.seen[key] = self.stats.steps
         observation = self.run_tool(command)
@@ -198,7 +252,7 @@ class CommandLoop:
         answer = self.pending[0] if self.pending else None
         if answer is None and ask and not reason.startswith("token"):
             try:
-                reply = self.query(self.limit_messages(reason), self.config.command_tokens,
+                reply = self.query(self.context.limit_messages(reason), self.config.command_tokens,
                                    grammar=self.grammar and prompts.answer_only_grammar(self.grammar))
                 command = parse(reply.text)
                 answer = command.answer if command.name == "answer" else None

@@ -17,7 +17,7 @@ from lcread.acs.calibrate import Trajectory
 from lcread.acs.replay import oracle_tokens, replay
 from lcread.bench.corpus import austen_text
 from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, score, vt, where
-from lcread.config import AcsConfig, SelectConfig
+from lcread.config import AcsConfig, LoopConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
@@ -88,7 +88,7 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
         elif mode.split(":")[0] in ("select", "sac"):
             started = time.monotonic()
             settings = Settings(mode=mode.split(":")[0],
-                                select=SelectConfig(sufficiency=not mode.endswith(":unchecked")))
+                                loop=LoopConfig(sufficiency=not mode.endswith(":unchecked")))
             with DocumentStore.open([task.path]) as store:
                 result = answer(model, store, question, settings, SilentDisplay(), trace)
             rows.append({**base, **result.to_dict(), "mode": mode, "error": None,
