@@ -7,6 +7,19 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `local` need llama-cpp-python (`pip install '.[local,test]'`): without it they are skipped,
+    each with that reason, rather than failing on an import."""
+    import importlib.util
+
+    if importlib.util.find_spec("llama_cpp") is not None:
+        return
+    skip = pytest.mark.skip(reason="needs the local extra: pip install '.[local,test]'")
+    for item in items:
+        if item.get_closest_marker("local"):
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def own_settings(tmp_path, monkeypatch, request):
     """No test reads or writes the user's calibration file or saved prompt states, and only tests marked `model` may load a real

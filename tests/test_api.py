@@ -53,3 +53,44 @@ def test_the_library_refuses_what_the_cli_refuses(write):
 def test_load_model_builds_each_backend_once():
     first = lcread.load_model("openai/fake", None)
     assert lcread.load_model("openai/fake", None) is first
+
+
+def test_settings_from_puts_each_option_in_its_config():
+    from lcread.api import settings_from
+
+    settings = settings_from("sac", ["A) 1", "B) 2"], {"max_steps": 7, "read_chars": 3000, "theta": 0.9,
+                                                      "sufficiency": False})
+    assert (settings.mode, settings.options) == ("sac", ["A) 1", "B) 2"])
+    assert (settings.loop.max_steps, settings.loop.sufficiency, settings.tools.read_chars, settings.acs.theta) == \
+        (7, False, 3000, 0.9)
+    assert settings_from("select", None, {}).loop.max_steps == lcread.api.LoopConfig().max_steps
+
+
+def test_configs_from_and_make_config_name_the_option_as_the_cli_spells_it():
+    from lcread.api import configs_from, make_config
+    from lcread.config import ModelConfig, ToolConfig
+
+    configs = configs_from({"call_timeout": 12.5, "max_tokens": 9000})
+    assert configs[ModelConfig].timeout == 12.5 and configs[lcread.api.LoopConfig].max_total_tokens == 9000
+    assert make_config(ToolConfig, read_chars=2000).read_chars == 2000
+    with pytest.raises(LcreadError, match="--read-chars: input should be less than or equal to 8000"):
+        make_config(ToolConfig, read_chars=9000)
+    with pytest.raises(LcreadError, match="--call-timeout"):
+        configs_from({"call_timeout": "soon"})
+
+
+def test_ask_with_makes_the_model_only_once_the_inputs_are_readable(write, tmp_path):
+    from lcread.api import ask_with, settings_from
+
+    made = []
+
+    def make():
+        made.append(1)
+        return ScriptedModel(["grep -i 'Marlow Street'", 'answer "12,310"'])
+
+    with pytest.raises(LcreadError, match="no such file"):
+        ask_with([tmp_path / "missing.txt"], "q?", make, settings_from("select", None, {}))
+    assert made == []
+    result = ask_with(write("r.txt", DOC), "How many beds did the Marlow Street hospital report?", make,
+                      settings_from("select", None, {}))
+    assert made == [1] and result.answer == "12,310" and result.verified

@@ -58,6 +58,7 @@ def test_a_local_model_file_that_is_not_there(tmp_path):
 
 
 @pytest.mark.model  # it reaches llama.cpp
+@pytest.mark.local
 def test_a_file_that_is_not_a_model(tmp_path):
     doc = _file(tmp_path / "d.txt", b"text\n")
     fake = _file(tmp_path / "fake.gguf", b"not a model at all")

@@ -24,7 +24,7 @@ from lcread.models.weights import embedded_model_path
 from lcread.tools import ToolRunner
 from lcread.trace import MemoryTrace
 
-pytestmark = pytest.mark.model
+pytestmark = [pytest.mark.model, pytest.mark.local]
 
 
 @pytest.fixture(scope="module")

@@ -1,3 +1,3 @@
-"""Reading loops that act through commands: select (selective reading with compaction) and sac (one
-action per fresh context with a written state); base.py holds what they share, including the answer's
-sufficiency gate."""
+"""Reading loops that act through commands: base.py is the loop (limits, accounted calls, repeats, the
+answer's sufficiency gate), handed a context strategy: select.py's compacting conversation or sac.py's
+written state; handoff.py is the state both write."""

@@ -1,2 +1,2 @@
-"""Measuring lcread: corpora (Austen, HotpotQA, synthetic), task suites with known evidence spans, the bench
-runner that runs every mode on the same tasks, its report, and the batch runner."""
+"""Measuring lcread (`lcread bench`): corpora (Austen, HotpotQA, synthetic), task suites with known evidence
+spans, the runner that runs every mode on the same tasks, its report, and the memory measurement."""
