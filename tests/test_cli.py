@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, unprivileged
 
 
 def test_importing_the_cli_loads_no_model_library():
@@ -70,10 +70,7 @@ def test_permission_denied_is_reported_not_raised(tmp_path):
     secret = _file(tmp_path / "secret.txt", b"top secret\n")
     secret.chmod(0o000)
     env = dict(os.environ)
-    cmd = [sys.executable, "-m", "lcread", "ask", str(secret), "q"]
-    if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
-        drop = "-dac_override,-dac_read_search"
-        cmd = ["setpriv", f"--inh-caps={drop}", f"--bounding-set={drop}", *cmd]
+    cmd = unprivileged([sys.executable, "-m", "lcread", "ask", str(secret), "q"])
     try:
         proc = subprocess.run(cmd, capture_output=True, env=env, timeout=60)
     finally:

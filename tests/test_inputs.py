@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, unprivileged
 from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
 from lcread.tools import ToolRunner, parse
@@ -42,10 +42,7 @@ def test_unreadable_files_in_a_folder_are_reported(tmp_path):
     bad.write_text("x\n")
     bad.chmod(0)
     script = "from lcread.documents import DocumentStore as S; import sys; print(S.open(sys.argv[1:]).warnings)"
-    cmd = [sys.executable, "-c", script, str(docs)]
-    if os.geteuid() == 0:  # root reads anything: drop the capabilities that let it
-        drop = "-dac_override,-dac_read_search"
-        cmd = ["setpriv", f"--inh-caps={drop}", f"--bounding-set={drop}", *cmd]
+    cmd = unprivileged([sys.executable, "-c", script, str(docs)])
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     finally:

@@ -43,19 +43,7 @@ class _Reader:
             self.refs.append(name)
             return name
         if kind == LIST:
-            out: dict | list = {}
-            items = []
-            while True:
-                if has_attr:
-                    self.item()
-                tag = self.item() if has_tag else None
-                items.append((tag, self.item()))
-                flags = self.int()
-                kind, has_attr, has_tag = flags & 0xFF, flags & (1 << 9), flags & (1 << 10)
-                if kind != LIST:
-                    break
-            out = {t: v for t, v in items} if all(t is not None for t, _ in items) else [v for _, v in items]
-            return out
+            return self.pairlist(has_attr, has_tag)
         if kind == CHAR:
             n = self.int()
             if n == -1:
@@ -64,23 +52,41 @@ class _Reader:
             self.pos += n
             return value
         if kind in (LGL, INT, REAL, STR, VEC):
-            n = self.int()
-            if n == -1:
-                n = (self.int() << 32) + self.int()
-            if kind in (LGL, INT):
-                values = list(struct.unpack_from(f">{n}i", self.data, self.pos))
-                self.pos += 4 * n
-            elif kind == REAL:
-                values = list(struct.unpack_from(f">{n}d", self.data, self.pos))
-                self.pos += 8 * n
-            else:
-                values = [self.item() for _ in range(n)]
-            if has_attr:
-                attrs = self.item()
-                if kind == VEC and isinstance(attrs, dict) and "names" in attrs:
-                    return dict(zip(attrs["names"], values))
-            return values
+            return self.vector(kind, has_attr)
         raise ValueError(f"R object type {kind} is not supported by this reader")
+
+    def pairlist(self, has_attr, has_tag) -> dict | list:
+        """A pairlist: a dict when every element is tagged, else a list."""
+        items = []
+        while True:
+            if has_attr:
+                self.item()
+            tag = self.item() if has_tag else None
+            items.append((tag, self.item()))
+            flags = self.int()
+            kind, has_attr, has_tag = flags & 0xFF, flags & (1 << 9), flags & (1 << 10)
+            if kind != LIST:
+                break
+        return {t: v for t, v in items} if all(t is not None for t, _ in items) else [v for _, v in items]
+
+    def vector(self, kind: int, has_attr) -> dict | list:
+        """A logical, integer, real, string or generic vector; named when its attributes give names."""
+        n = self.int()
+        if n == -1:
+            n = (self.int() << 32) + self.int()
+        if kind in (LGL, INT):
+            values = list(struct.unpack_from(f">{n}i", self.data, self.pos))
+            self.pos += 4 * n
+        elif kind == REAL:
+            values = list(struct.unpack_from(f">{n}d", self.data, self.pos))
+            self.pos += 8 * n
+        else:
+            values = [self.item() for _ in range(n)]
+        if has_attr:
+            attrs = self.item()
+            if kind == VEC and isinstance(attrs, dict) and "names" in attrs:
+                return dict(zip(attrs["names"], values))
+        return values
 
 
 def unserialize(data: bytes):
