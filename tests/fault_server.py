@@ -40,8 +40,25 @@ def error_body(status: int, message: str) -> str:
     return json.dumps({"error": {"message": message, "type": "error", "code": status}})
 
 
+def echoed(prompt: str, scorer) -> str:
+    """A legacy completions reply that echoes `prompt` with per-token log-probabilities: the prompt is cut
+    into words (each a token), `scorer(prompt)` gives the log-probability of the last word."""
+    import re
+
+    words = [(m.start(), m.group(0)) for m in re.finditer(r"\s*\S+", prompt)]
+    values = [None] + [-0.5] * (len(words) - 1)
+    values[-1] = scorer(prompt)
+    logprobs = {"tokens": [w for _, w in words] + ["."], "token_logprobs": values + [-1.0],
+                "text_offset": [o for o, _ in words] + [len(prompt)], "top_logprobs": None}
+    return json.dumps({"id": "x", "object": "text_completion", "created": 0, "model": "fake",
+                       "choices": [{"index": 0, "text": prompt + ".", "logprobs": logprobs, "finish_reason": "length"}],
+                       "usage": {"prompt_tokens": len(words), "completion_tokens": 1, "total_tokens": len(words) + 1}})
+
+
 class FaultServer:
-    def __init__(self, script: list[Step], default: Step | None = None):
+    def __init__(self, script: list[Step], default: Step | None = None, scorer=None):
+        self.scorer = scorer
+        """For /v1/completions with echo: the log-probability of the prompt's last word (None: no log-probs)."""
         self.script = list(script)
         self.default = default or Step(text='answer "none"')
         self.requests: list[dict] = []
@@ -57,8 +74,14 @@ class FaultServer:
             def do_POST(self):
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append({"t": time.monotonic(), "body": body,
+                server.requests.append({"t": time.monotonic(), "body": body, "path": self.path,
                                         "auth": self.headers.get("authorization")})
+                if self.path.endswith("/completions") and not self.path.endswith("/chat/completions"):
+                    if server.scorer is None:  # a server that echoes no log-probabilities
+                        reply = json.loads(echoed(body["prompt"], lambda p: 0.0))
+                        reply["choices"][0]["logprobs"] = None
+                        return self._send(200, json.dumps(reply), {})
+                    return self._send(200, echoed(body["prompt"], server.scorer), {})
                 step = server.script.pop(0) if server.script else server.default
                 if step.delay:
                     time.sleep(step.delay)

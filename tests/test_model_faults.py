@@ -98,3 +98,38 @@ def test_a_key_echoed_by_the_server_never_leaves(write, tmp_path):
     everything = proc.stdout.decode() + proc.stderr.decode() + trace.read_text()
     assert "sk-test-SECRET-0123456789" not in everything and "[OPENAI_API_KEY]" in everything
     assert server.requests[0]["auth"] == "Bearer sk-test-SECRET-0123456789"  # it was really sent
+
+
+def test_a_server_that_echoes_prompt_logprobs_is_detected_and_scores_the_options(monkeypatch):
+    from lcread.acs.probe import Probe
+    from lcread.config import ModelConfig
+    from lcread.models.remote import LiteLLMModel
+
+    monkeypatch.setenv("OPENAI_API_KEY", "x")
+
+    def scorer(prompt: str) -> float:  # the option's word after "Answer:"; 7261 likely once the notes say so
+        if "capital of France" in prompt:  # the detection's sanity check
+            return -0.2 if prompt.endswith("Paris") else -9.0
+        option = prompt.rsplit(" ", 1)[-1]
+        if option == "7261":
+            return 0.0 if "vault code is 7261" in prompt else -3.0
+        return -1.0
+
+    options = [("A", "5120"), ("B", "7261"), ("C", "9034")]
+    with FaultServer([], scorer=scorer) as server:
+        model = LiteLLMModel(ModelConfig(name="openai/fake", api_base=server.base))
+        assert model.supports_scoring and model.supports_scoring  # detected once
+        probe = Probe(model, "What is the vault code?", options)
+        assert probe.kind == "likelihood"
+        state, replies = probe.read("The vault code is 7261.")
+        assert state.answer == "B" and state.confidence > 0.9 and state.eligible
+        assert sum(r.prompt_tokens for r in replies) > 0  # the prior's cost is in the first read
+        paths = [r["path"] for r in server.requests]
+        assert all(p.endswith("/completions") and "chat" not in p for p in paths) and len(paths) == 2 + 3 + 3
+        assert all(r["body"]["echo"] is True for r in server.requests)
+    for broken in (None, lambda prompt: -1.0):  # no log-probabilities; log-probabilities that make no sense
+        with FaultServer([], scorer=broken) as server:
+            model = LiteLLMModel(ModelConfig(name="openai/fake", api_base=server.base))
+            assert not model.supports_scoring
+            assert Probe(model, "What is the vault code?", options).kind == "letters"
+    assert not LiteLLMModel(ModelConfig(name="openai/fake")).supports_scoring  # a hosted API: never assumed

@@ -16,6 +16,8 @@ from lcread.models import Messages, Reply, TokenScore, guard
 from lcread.models.tokens import count_messages
 
 _litellm = None
+SANITY_PROMPT = "Question: What is the capital of France?\nAnswer:"
+SANITY_CONTINUATIONS = (" Paris", " a bicycle pump")
 
 
 def load_litellm():
@@ -44,6 +46,7 @@ class LiteLLMModel:
         self._window: int | None | bool = False
         self._api_key: str | None = None
         self._checked = False
+        self._scoring: bool | None = None
         self.retries: list[dict] = []
         """Retries made so far (attempt, error, wait): the loop moves them into the trace."""
 
@@ -132,6 +135,64 @@ class LiteLLMModel:
         cached = getattr(details, "cached_tokens", None) or 0
         return Reply(text, prompt, completion, latency, cached_tokens=cached,
                      scores=_scores(choice) if logprobs is not None else None)
+
+    @property
+    def supports_scoring(self) -> bool:
+        """Whether the server scores continuations: a self-hosted OpenAI-compatible completions endpoint
+        (--api-base) that echoes the prompt's token log-probabilities, and whose log-probabilities make
+        sense: a continuation everyone knows must beat an absurd one (a server that misaligns them, as
+        llama-cpp-python's echo does, fails this). Detected by two small requests, once; never assumed."""
+        if self._scoring is None:
+            self._scoring = False
+            if self.config.api_base:
+                try:
+                    known, absurd = (self._echoed(SANITY_PROMPT, c)[0] for c in SANITY_CONTINUATIONS)
+                    self._scoring = known is not None and absurd is not None and known > absurd + 2.0
+                except ModelError:
+                    pass
+        return self._scoring
+
+    def score(self, messages: Messages, continuations: list[str]) -> Reply:
+        """Each continuation's summed token log-probability after the messages, read from the completions
+        endpoint's echoed prompt (one request per continuation; a server with prefix caching processes the
+        shared prompt once). The messages are sent as plain text ending in "Answer:": a chat template is the
+        server's business, and a calibrated comparison between options needs only the same prompt for each."""
+        prompt = "\n\n".join(m["content"] for m in messages) + "\nAnswer:"
+        started, sums, tokens = time.monotonic(), [], 0
+        for text in continuations:
+            total, used = self._echoed(prompt, " " + text.strip())
+            if total is None:
+                raise ModelError(f"model {self.name} returned no prompt log-probabilities: use --probe letters")
+            sums.append(total)
+            tokens += used
+        return Reply("", tokens, 0, time.monotonic() - started, continuation_logprobs=sums)
+
+    def _echoed(self, prompt: str, continuation: str) -> tuple[float | None, int]:
+        """The summed log-probability of `continuation`'s tokens after `prompt`, and the tokens sent."""
+        import httpx
+
+        guard(self.name, self.config.api_base)
+        self._check_environment()
+        body = {"model": self.name.split("/", 1)[-1], "prompt": prompt + continuation, "max_tokens": 1,
+                "echo": True, "logprobs": 1, "temperature": 0.0}
+        key = self._api_key or os.environ.get("OPENAI_API_KEY") or "no-key"
+        try:
+            response = httpx.post(self.config.api_base.rstrip("/") + "/completions", json=body,
+                                  headers={"Authorization": f"Bearer {key}"}, timeout=self.config.timeout)
+            response.raise_for_status()
+            data = response.json()
+            logprobs = data["choices"][0].get("logprobs") or {}
+        except (httpx.HTTPError, ValueError, KeyError, IndexError, TypeError) as e:
+            raise ModelError(f"model {self.name}: scoring failed ({_short(e)})") from None
+        offsets, values = logprobs.get("text_offset") or [], logprobs.get("token_logprobs") or []
+        if not offsets or len(offsets) != len(values):
+            return None, 0
+        ends = offsets[1:] + [len(prompt + continuation)]
+        picked = [v for start, end, v in zip(offsets, ends, values) if end > len(prompt) and start < len(prompt + continuation)]
+        if not picked or any(v is None for v in picked):
+            return None, 0
+        used = (data.get("usage") or {}).get("prompt_tokens") or len(offsets)
+        return float(sum(picked)), int(used)
 
     def _retry_wait(self, e: Exception, attempt: int) -> float | None:
         """Seconds to wait before trying again, or None when trying again will not help. Rate limits,
