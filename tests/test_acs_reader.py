@@ -158,9 +158,9 @@ def test_replay_charges_each_policy_for_its_own_calls(store):
     reader = FoldReader(model, Probe(model, QUESTION, []), RecordingPolicy(), SilentDisplay(), MemoryTrace(), config)
     steps = reader.run(QUESTION, chunk_store(store, 200)).steps
     assert calls == {"fold": 6, "probe": 6, "gate": 12} and len(steps) == 6
-    assert all(set(s.gates) == {"verbalized", "end"} and set(s.probes) == {"draft"} for s in steps)
-    full, acs, end = (replay(p, steps, "draft") for p in (FullPolicy(), AcsPolicy(0.995, 0.05, 3), EndPolicy()))
-    folds, probes = [s.fold_tokens for s in steps], [s.probes["draft"].tokens for s in steps]
+    assert all(set(s.gates) == {"verbalized", "end"} and set(s.probes) == {"draft·min"} for s in steps)
+    full, acs, end = (replay(p, steps, "draft·min") for p in (FullPolicy(), AcsPolicy(0.995, 0.05, 3), EndPolicy()))
+    folds, probes = [s.fold_tokens for s in steps], [s.probes["draft·min"].tokens for s in steps]
     assert all(f > 0 for f in folds) and all(p > 0 for p in probes)
     assert (full.stop, full.answer) == (6, "7261")
     assert full.tokens == sum(folds) + probes[-1]

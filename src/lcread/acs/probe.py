@@ -37,9 +37,11 @@ class Probe:
         self.model, self.question, self.options = model, question, options
         self.top_k, self.draft_tokens = top_k, draft_tokens
         self.letters = [letter for letter, _ in options]
-        self.kind = probe_kind(model, kind) if options else "draft"
         self.confidence = confidence
         """How an open-ended draft's token probabilities become one confidence: min or mean."""
+        self.kind = probe_kind(model, kind) if options else f"draft·{confidence}"
+        """letters, likelihood, draft·min or draft·mean: named in the run header, the trace and the bench,
+        and the key a calibrated θ is saved under."""
         self._prior: list[float] | None = None
         self.prior_reply: Reply | None = None
 
