@@ -127,7 +127,8 @@ def test_a_server_that_echoes_prompt_logprobs_is_detected_and_scores_the_options
         paths = [r["path"] for r in server.requests]
         assert all(p.endswith("/completions") and "chat" not in p for p in paths) and len(paths) == 2 + 3 + 3
         assert all(r["body"]["echo"] is True for r in server.requests)
-    for broken in (None, lambda prompt: -1.0):  # no log-probabilities; log-probabilities that make no sense
+    # no log-probabilities; log-probabilities that make no sense (every answer as likely as any other)
+    for broken in (None, lambda prompt: -9.2):
         with FaultServer([], scorer=broken) as server:
             model = LiteLLMModel(ModelConfig(name="openai/fake", api_base=server.base))
             assert not model.supports_scoring

@@ -17,7 +17,7 @@ from lcread.models.tokens import count_messages
 
 _litellm = None
 SANITY_PROMPT = "Question: What is the capital of France?\nAnswer:"
-SANITY_CONTINUATIONS = (" Paris", " a bicycle pump")
+SANITY_CONTINUATIONS = (" Paris", " Rome")  # one token each: a length difference cannot pass the check
 
 
 def load_litellm():
@@ -140,8 +140,10 @@ class LiteLLMModel:
     def supports_scoring(self) -> bool:
         """Whether the server scores continuations: a self-hosted OpenAI-compatible completions endpoint
         (--api-base) that echoes the prompt's token log-probabilities, and whose log-probabilities make
-        sense: a continuation everyone knows must beat an absurd one (a server that misaligns them, as
-        llama-cpp-python's echo does, fails this). Detected by two small requests, once; never assumed."""
+        sense: the answer everyone knows must beat a wrong one of the same length by a wide margin (the
+        embedded model: -0.05 against -9.7). llama-cpp-python's server (0.3, with logits_all) fails this:
+        its echo gives each token the probability of being repeated (Paris -9.2, Rome -9.2). Detected by
+        two small requests, once; never assumed."""
         if self._scoring is None:
             self._scoring = False
             if self.config.api_base:
