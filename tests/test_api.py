@@ -30,8 +30,9 @@ def test_ask_answers_with_citations_and_reports_to_an_observer(write, tmp_path):
     assert (result.answer, result.final, result.verified) == ("12,310", True, True)
     assert result.citations[0].line == 2 and result.documents == ["report.txt"] and warnings == []
     assert [name for name, _ in seen.events] == ["start", "step", "finish"]
-    events = [json.loads(line)["event"] for line in (tmp_path / "t.jsonl").read_text().splitlines()]
-    assert events[0] == "run_start" and events[-1] == "run_end"
+    records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
+    assert records[0]["event"] == "run_start" and records[-1]["event"] == "run_end"
+    assert result.trace_id and {r["run"] for r in records} == {result.trace_id}
     assert result.to_dict()["citations"][0]["quote"].startswith("The Marlow Street hospital")
 
 

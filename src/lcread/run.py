@@ -31,13 +31,16 @@ def answer(model: Model, store: DocumentStore, question: str, settings: Settings
     if settings.mode not in MODES:
         raise LcreadError(f"unknown mode {settings.mode!r}: use --mode select, sac or acs")
     if settings.mode == "acs":
-        return _acs(model, store, question, settings, display, trace)
-    from lcread.agent.sac import SacReader
-    from lcread.agent.select import SelectReader
-    from lcread.tools import ToolRunner
+        result = _acs(model, store, question, settings, display, trace)
+    else:
+        from lcread.agent.sac import SacReader
+        from lcread.agent.select import SelectReader
+        from lcread.tools import ToolRunner
 
-    loop = SacReader if settings.mode == "sac" else SelectReader
-    return loop(model, ToolRunner(store, settings.tools), display, trace, settings.loop).run(question)
+        loop = SacReader if settings.mode == "sac" else SelectReader
+        result = loop(model, ToolRunner(store, settings.tools), display, trace, settings.loop).run(question)
+    result.trace_id = getattr(trace, "run_id", None) or None  # the `run` field of this run's trace records
+    return result
 
 
 def _acs(model, store, question, settings, display, trace):

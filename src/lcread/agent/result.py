@@ -57,6 +57,8 @@ class RunResult:
     """For an unverified answer: the requirement that was still missing (the near-miss record)."""
     documents: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    trace_id: str | None = None
+    """The `run` field of this run's records in a JSON-lines trace (None without one)."""
 
     def to_dict(self) -> dict:
         s = self.stats
@@ -69,6 +71,7 @@ class RunResult:
             "cached_tokens": s.cached_tokens, "processed_tokens": s.processed_tokens,
             "peak_context": s.peak_context, "compactions": s.compactions, "wall_time": round(s.seconds, 3),
             **({"documents": self.documents, "warnings": self.warnings} if self.documents else {}),
+            **({"trace_id": self.trace_id} if self.trace_id else {}),
         }
 
     def summary(self) -> str:
