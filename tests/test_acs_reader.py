@@ -77,10 +77,11 @@ def test_cut_point_prefers_boundaries_and_never_splits_a_character():
 def test_acs_stops_once_the_answer_is_confident_and_stable(store):
     replies, calls = brain()
     result, trace, _ = run(store, AcsPolicy(0.995, 0.05, 3), replies)
-    # needle in chunk 3: states 3 and 4 agree; the abstentions before it are no answer state to change from
+    # needle in chunk 3: states 3 and 4 agree; before it the notes are empty: no answer state, no probe call
     assert (result.answer, result.chunks_read, result.reason) == ("7261", 4, "acs stopped")
-    assert calls == {"fold": 4, "probe": 4, "gate": 0}
-    assert [s["answer"] for s in result.chunks] == ["not found", "not found", "7261", "7261"]
+    assert calls == {"fold": 4, "probe": 2, "gate": 0}
+    assert [s["answer"] for s in result.chunks] == ["", "", "7261", "7261"]
+    assert [s["eligible"] for s in result.chunks] == [False, False, True, True]
     assert result.chunks[-1]["change"] == 0.0 and result.chunks[-1]["stop"] is True
     assert result.tokens_by_kind["gate"] == 0 and result.tokens_by_kind["fold"] > 0
 
@@ -119,8 +120,8 @@ def test_verbalized_and_end_gates_are_asked_after_every_fold(store):
     assert calls == {"fold": 3, "probe": 1, "gate": 3} and result.tokens_by_kind["gate"] > 0
     replies, calls = brain(gate=lambda text, n: "END" if n == 2 else "CONTINUE")
     result, _, _ = run(store, EndPolicy(), replies)
-    assert result.chunks_read == 2 and result.answer == "not found"  # stopped before the evidence
-    assert calls == {"fold": 2, "probe": 1, "gate": 2}
+    assert result.chunks_read == 2 and result.answer == "No answer was found in what was read."  # no evidence
+    assert calls == {"fold": 2, "probe": 0, "gate": 2}  # and no probe call on empty notes
 
 
 def test_a_backend_without_logprobs_fails_before_reading(store):
@@ -157,11 +158,11 @@ def test_replay_charges_each_policy_for_its_own_calls(store):
     config = AcsConfig(chunk_chars=200, notes_chars=600)
     reader = FoldReader(model, Probe(model, QUESTION, []), RecordingPolicy(), SilentDisplay(), MemoryTrace(), config)
     steps = reader.run(QUESTION, chunk_store(store, 200)).steps
-    assert calls == {"fold": 6, "probe": 6, "gate": 12} and len(steps) == 6
+    assert calls == {"fold": 6, "probe": 4, "gate": 12} and len(steps) == 6  # no probe call on empty notes
     assert all(set(s.gates) == {"verbalized", "end"} and set(s.probes) == {"draft·min"} for s in steps)
     full, acs, end = (replay(p, steps, "draft·min") for p in (FullPolicy(), AcsPolicy(0.995, 0.05, 3), EndPolicy()))
     folds, probes = [s.fold_tokens for s in steps], [s.probes["draft·min"].tokens for s in steps]
-    assert all(f > 0 for f in folds) and all(p > 0 for p in probes)
+    assert all(f > 0 for f in folds) and probes[:2] == [0, 0] and all(p > 0 for p in probes[2:])
     assert (full.stop, full.answer) == (6, "7261")
     assert full.tokens == sum(folds) + probes[-1]
     assert (acs.stop, acs.answer) == (4, "7261")
@@ -225,8 +226,10 @@ def test_the_letters_probe_is_used_where_the_backend_cannot_score(store):
 
 def test_a_state_from_empty_notes_is_never_eligible(store):
     model = ScriptedModel([draft("7261", 0.9999)] * 5)
-    state, _ = Probe(model, QUESTION, []).read("")
-    assert not state.eligible and state.answer == "7261"
+    state, replies = Probe(model, QUESTION, []).read("")
+    assert not state.eligible and state.answer == "" and model.calls == []  # nothing to read: no call
+    state, _ = Probe(model, QUESTION, [("A", "7261"), ("B", "5120")], kind="letters").read("  \n")
+    assert not state.eligible and state.posterior == {"A": 0.5, "B": 0.5} and model.calls == []
 
 
 def test_open_ended_confidence_counts_the_answers_own_tokens():

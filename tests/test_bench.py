@@ -38,16 +38,17 @@ def test_every_mode_and_policy_on_one_task(tmp_path):
     rows = run_task(task, model, ["select", "acs", "full-context"], ["acs", "full", "end"],
                     AcsConfig(chunk_chars=600, notes_chars=400), MemoryTrace(), seed=1)
     by_mode = {r["mode"]: r for r in rows}
-    assert list(by_mode) == ["select", "acs/acs", "acs/full", "acs/end", "full-context"]
+    acs_modes = [f"acs/{stop}·draft·{how}" for how in ("min", "mean") for stop in ("acs", "full", "end")]
+    assert list(by_mode) == ["select", *acs_modes, "full-context"]  # an open question: both confidences
     assert all(r["correct"] for r in rows), [(r["mode"], r["answer"]) for r in rows]
-    acs, full, end = by_mode["acs/acs"], by_mode["acs/full"], by_mode["acs/end"]
+    acs, full, end = by_mode["acs/acs·draft·min"], by_mode["acs/full·draft·min"], by_mode["acs/end·draft·min"]
     n, evidence = full["chunks_total"], full["evidence_chunk"]
     assert full["steps"] == n and evidence < n
     assert end["steps"] == evidence and acs["steps"] == min(n, evidence + 1)  # two agreeing answers
     assert end["total_tokens"] < full["total_tokens"]
     summary = bench_summary(rows)
     assert {s["mode"]: s["accuracy"] for s in summary} == {m: 1.0 for m in by_mode}
-    end_summary = next(s for s in summary if s["mode"] == "acs/end")
+    end_summary = next(s for s in summary if s["mode"] == "acs/end·draft·min")
     expected = (full["total_tokens"] - end["total_tokens"]) / (full["total_tokens"] - end["oracle_tokens"])
     assert end_summary["premature"] == 0.0 and 0 < end_summary["capture"] == expected < 1  # gates cost tokens
     bench_plot(summary, tmp_path / "report.png")

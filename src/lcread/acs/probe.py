@@ -50,20 +50,25 @@ class Probe:
         return "\n".join(f"{letter}) {text}" for letter, text in self.options)
 
     def read(self, notes: str) -> tuple[AnswerState, list[Reply]]:
-        """The answer state the notes support now (never eligible when the notes are empty), and the calls
-        it took: the first read of a likelihood probe also pays for the question's prior."""
+        """The answer state the notes support now, and the calls it took (the first read of a likelihood
+        probe also pays for the question's prior). Empty notes hold no evidence: their state is never
+        eligible to stop, and no call is made for it."""
         had_prior = self.prior_reply is not None
-        state, reply = self._read(notes.strip() or NO_NOTES)
-        if not notes.strip():
-            state.eligible = False
+        state, reply = self._read(notes) if notes.strip() else (self._uninformed(), Reply("", 0, 0, 0.0))
         paid = [self.prior_reply] if self.prior_reply is not None and not had_prior else []
         return state, paid + [reply]
+
+    def _uninformed(self) -> AnswerState:
+        """No evidence yet: the options equally likely, no draft."""
+        if not self.options:
+            return AnswerState("", 0.0, eligible=False)
+        uniform = {letter: 1 / len(self.letters) for letter in self.letters}
+        return AnswerState(self.letters[0], 1 / len(self.letters), posterior=uniform, eligible=False)
 
     def _read(self, notes: str) -> tuple[AnswerState, Reply]:
         if self.kind == "likelihood":
             prior = self.prior()
-            # empty notes are the prior itself: calibrated, uniform; no call needed
-            reply = self._score(notes) if notes != NO_NOTES else Reply("", 0, 0, 0.0, continuation_logprobs=prior)
+            reply = self._score(notes)
             calibrated = [lp - p for lp, p in zip(reply.continuation_logprobs, prior)]
             top = max(calibrated)
             mass = [math.exp(c - top) for c in calibrated]
@@ -75,12 +80,15 @@ class Probe:
             reply = self.model.query([{"role": "user", "content": msg}], max_tokens=1, logprobs=self.top_k,
                                      choices=self.letters)
             return self._posterior(reply), reply
-        msg = prompts.render("acs_probe_open", notes=notes, question=self.question)
-        reply = self.model.query([{"role": "user", "content": msg}], max_tokens=self.draft_tokens, logprobs=1)
+        # The notes hold only lines copied from the document about the question's terms: the draft answers
+        # from them; whether they suffice is what its confidence and stability measure.
+        msg = prompts.render("acs_probe_draft", notes=notes, question=self.question)
+        reply = self.model.query([{"role": "user", "content": msg}], max_tokens=self.draft_tokens,
+                                 logprobs=self.top_k)
         return self._draft(reply), reply
 
     def _score(self, notes: str) -> Reply:
-        msg = prompts.render("acs_probe_open", notes=notes, question=self.question)
+        msg = prompts.render("acs_probe_score", notes=notes, question=self.question)
         return self.model.score([{"role": "user", "content": msg}], [text for _, text in self.options])
 
     def prior(self) -> list[float]:
@@ -107,6 +115,5 @@ class Probe:
     def _draft(self, reply: Reply) -> AnswerState:
         draft = reply.text.strip().splitlines()[0].strip() if reply.text.strip() else ""
         self._need_scores(reply)
-        confidence = answer_confidence([(s.token, s.logprob) for s in reply.scores], self.confidence,
-                                       self.question)
+        confidence = answer_confidence(reply.scores, self.confidence, self.question)
         return AnswerState(draft, confidence, eligible=not is_abstention(draft))

@@ -24,6 +24,9 @@ from lcread.models import Model, Reply
 from lcread.trace import Trace
 
 
+NOTHING_FOUND = "No answer was found in what was read."
+
+
 def grounded_lines(reply: str, chunk: str, longest: int = 400) -> tuple[list[str], list[str]]:
     """The chunk's own lines that the model's reply points at, and the reply lines that point nowhere.
 
@@ -281,9 +284,12 @@ class FoldReader:
         self.stats.ended = time.monotonic()
         states = self.states(steps)
         state = states[-1] if states else None
-        answer = state.answer if state else ""
-        if self.probe.options and state:
+        if state is None or not steps[-1].notes_chars:  # nothing about the question was read: no guess
+            answer = NOTHING_FOUND
+        elif self.probe.options:
             answer = f"{state.answer}) {dict(self.probe.options)[state.answer]}"
+        else:
+            answer = state.answer
         final = reason == "read to the end" or reason.endswith(" stopped")
         result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=len(steps),
                            chunks_total=total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))

@@ -128,36 +128,42 @@ def draft_confidence(logprobs: list[float]) -> float:
 
 
 _WORD = re.compile(r"\w+")
-_COPULAS = {"is", "are", "was", "were", "the", "a", "an", "answer", "final", "of", "it", "that", "this"}
+_COPULAS = {"is", "are", "was", "were", "the", "a", "an", "answer", "final", "of", "it", "that", "this", "in", "for"}
 
 
-def answer_start(draft: str, question: str) -> int:
-    """Where the answer begins in a draft that first restates the question or a label ("Answer:",
-    "The special magic number for X is 7028806" -> the offset of 7028806): the first word that is
-    neither the question's nor a copula. 0 when every word is the question's (a choice "X or Y?")."""
+def answer_confidence(tokens: list, how: str = "min", question: str = "") -> float:
+    """Confidence over the answer's own tokens. A small model wavers over the wrapping (restate "The special
+    magic number for X is ..." first, or give the bare value, or restate after it) while it copies the value
+    with near certainty; that doubt is not doubt about the answer. So only content tokens count (those
+    inside a word that is neither the question's nor a label's), and each is taken among the alternatives
+    at its position that are not wrapping either: p / (1 - the mass of wrapping alternatives). `tokens` are
+    TokenScores, or (token, log-probability) pairs when the alternatives are unknown; `how` is min or mean.
+    When no token is content (an answer in the question's own words: "X or Y?"), every token counts."""
     echo = {w.lower() for w in _WORD.findall(question)} | _COPULAS
-    for m in _WORD.finditer(draft):
-        if m.group(0).lower() not in echo:
-            return m.start()
-    return 0
-
-
-def answer_confidence(tokens: list[tuple[str, float]], how: str = "min", question: str = "") -> float:
-    """Confidence over the answer's own tokens. A small model wavers over the wrapping (whether to start
-    "The special magic number for X is ..." or give the bare value) while it copies the value itself with
-    near certainty; the wrapping's doubt is not doubt about the answer. So the leading label and the
-    restated question are left out, as are tokens that are only spaces or punctuation. `how`: min or mean."""
-    start, at, answer = answer_start("".join(t for t, _ in tokens), question), 0, []
-    for token, logprob in tokens:
+    triples = [(t[0], t[1], {}) if isinstance(t, tuple) else (t.token, t.logprob, t.top) for t in tokens]
+    text = "".join(token for token, _, _ in triples)
+    content_chars = {i for m in _WORD.finditer(text) if m.group(0).lower() not in echo
+                     for i in range(m.start(), m.end())}
+    content, at = [], 0
+    for token, logprob, top in triples:
+        if any(i in content_chars for i in range(at, at + len(token))):
+            wrapping = sum(math.exp(v) for alt, v in top.items()
+                           if alt != token and v is not None and _wraps(alt, echo))
+            content.append(min(0.0, logprob - math.log(max(1e-12, 1.0 - wrapping))))
         at += len(token)
-        if at > start and any(ch.isalnum() for ch in token):
-            answer.append(logprob)
-    answer = answer or [lp for _, lp in tokens]
-    if not answer:
+    content = content or [lp for _, lp, _ in triples]
+    if not content:
         return 0.0
     if how == "mean":
-        return math.exp(sum(answer) / len(answer))
-    return math.exp(min(answer))
+        return math.exp(sum(content) / len(content))
+    return math.exp(min(content))
+
+
+def _wraps(alternative: str, echo: set[str]) -> bool:
+    """An alternative token that would start or continue wrapping: spaces, punctuation, or the start of a
+    label's or the question's word."""
+    words = [w.lower() for w in _WORD.findall(alternative)]
+    return all(any(e.startswith(w) for e in echo) for w in words)
 
 
 def random_stop_step(n_chunks: int, seed: int) -> int:

@@ -41,12 +41,21 @@ def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: 
     generated = make_tasks(chosen["suites"], tasks, sizes, seed, out / "tasks")
     llm = load_model(model, make_config(ModelConfig, **({"api_base": api_base} if api_base else {})))
     trace = JsonlTrace(out / "trace.jsonl")
+    settings = {**chosen, "tasks_per_suite": tasks, "lengths": sizes, "seed": seed, "model": llm.name}
+    done: list[dict] = []
+
+    def task_done(new: list[dict]) -> None:  # results so far on disk after every task: a long run can be cut
+        done.extend(new)
+        for row in new:
+            console.print(progress_line(row))
+        (out / "results.json").write_text(json.dumps({"settings": settings, "partial": True, "rows": done},
+                                                     indent=1, default=str))
+
     try:
-        rows = run_bench(generated, llm, chosen["modes"], chosen["stops"], config, trace, seed,
-                         lambda new: [console.print(progress_line(r)) for r in new])
+        rows = run_bench(generated, llm, chosen["modes"], chosen["stops"], config, trace, seed, task_done)
     finally:
         trace.close()
-    write_results(out, rows, {**chosen, "tasks_per_suite": tasks, "lengths": sizes, "seed": seed, "model": llm.name})
+    write_results(out, rows, settings)
     console.print(f"results: {out / 'results.json'} · plot: {out / 'report.png'}")
     return rows
 

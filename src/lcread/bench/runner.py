@@ -105,9 +105,10 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
     for multiple choice, read by every probe in `config.probe` (comma-separated), side by side."""
     question, pairs = parse_options(task.question, task.options)
     config = config.for_model(model).model_copy(update={"seed": seed})
-    kinds = config.probe.split(",") if pairs else ["auto"]
-    probes = [Probe(model, question, pairs, config.top_k, config.draft_tokens, kind, config.draft_confidence)
-              for kind in kinds]
+    if pairs:  # multiple choice: every probe of --probes
+        probes = [Probe(model, question, pairs, config.top_k, config.draft_tokens, kind) for kind in config.probe.split(",")]
+    else:  # open-ended: the draft's confidence taken both ways
+        probes = [Probe(model, question, [], config.top_k, config.draft_tokens, confidence=how) for how in ("min", "mean")]
     with DocumentStore.open([task.path]) as store:
         chunks = chunk_store(store, config.chunk_chars)
         evidence = max(chunk_of(chunks, start) for start, _ in task.evidence)
