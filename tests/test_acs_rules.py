@@ -115,7 +115,7 @@ def test_options_from_the_question_or_the_flag():
     assert parse_options("What is plan A? It failed.")[1] == []
 
 
-def test_calibration_picks_the_lowest_safe_theta_and_reports_held_out_figures(tmp_path):
+def test_calibration_picks_the_most_saving_safe_theta_and_reports_held_out_figures(tmp_path):
     from lcread.acs.calibrate import Trajectory, calibrate, calibrated_theta, evaluate, save
     from lcread.acs.rules import AnswerState
 
@@ -128,10 +128,14 @@ def test_calibration_picks_the_lowest_safe_theta_and_reports_held_out_figures(tm
 
     readings = [reading(i, 1 + i % 3, 0.9 if i % 4 == 0 else 0.6) for i in range(12)]
     chosen, sweep, held = calibrate(readings, target=0.05)
-    assert chosen == 0.93  # 0.9-confident wrong answers stop early at 0.9 and below
+    # 0.9-confident wrong answers stop early at 0.9 and below; every θ from 0.93 saves the same: the highest
+    assert chosen == 0.999
     assert [p.premature for p in sweep if p.theta < 0.9] != [0.0] * len([p for p in sweep if p.theta < 0.9])
     assert held.premature == 0.0 and held.accuracy == 1.0 and held.saving > 0
     full = evaluate(readings, 1.01)
     assert full.saving < 0 and full.accuracy == 1.0  # never stopping pays every probe on top of reading all
     save("local", "likelihood", chosen, held)
-    assert calibrated_theta("local", "likelihood") == 0.93 and calibrated_theta("local", "letters") is None
+    assert calibrated_theta("local", "likelihood") == (0.999, "calibrated")  # the user's, over the shipped one
+    assert calibrated_theta("local", "letters") is None and calibrated_theta("openai/other", "likelihood") is None
+    theta, source = calibrated_theta("local", "draft·min")  # the embedded model's, shipped with lcread
+    assert source == "shipped calibration" and 0 < theta <= 1

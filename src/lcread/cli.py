@@ -114,8 +114,8 @@ def calibrate(results: Annotated[Path, typer.Argument(help="A bench folder (or i
                                                     "allowed.")] = 0.05,
               save: Annotated[bool, typer.Option(help="Write the chosen θ to the per-model settings file.")] = True,
               ) -> None:
-    """Choose ACS's θ for a model from recorded readings: the lowest θ whose premature-stop rate on half the
-    tasks is at most TARGET, with its figures on the other (held-out) half."""
+    """Choose ACS's θ for a model from recorded readings: the one that saves the most among those whose
+    premature-stop rate on half the tasks is at most TARGET, with its figures on the other half."""
     from lcread.acs.calibrate import show
 
     show(results, target, save)

@@ -63,7 +63,8 @@ def _acs(model, store, question, settings, display, trace):
 
 
 def _calibrated(config, model, probe):
-    """With --stop acs and no --theta: the θ `lcread calibrate` chose for this model and probe, if any."""
+    """With --stop acs and no --theta: the θ calibrated for this model and probe (the user's, else the one
+    shipped for the embedded model), if any."""
     if config.stop != "acs" or "theta" in config.model_fields_set:
         return config, ""
     from lcread.acs.calibrate import calibrated_theta
@@ -71,7 +72,8 @@ def _calibrated(config, model, probe):
     found = calibrated_theta(model.name, probe.kind)
     if found is None:
         return config, ""
-    return config.model_copy(update={"theta": found}), " (calibrated)"
+    theta, source = found
+    return config.model_copy(update={"theta": theta}), f" ({source})"
 
 
 def split_options(given: list[str] | None) -> list[str] | None:

@@ -2,8 +2,9 @@
 
 `lcread bench` records every acs reading (per chunk: tokens, and the answer state each probe read);
 `lcread calibrate` replays ACS on those readings at every θ of a sweep, splits the tasks into a fitting
-half and a held-out half, picks the lowest θ whose premature-stop rate on the fitting half is at most the
-target (5% by default), and reports the held-out figures for it: the paper warns that thresholds fitted
+half and a held-out half, picks the θ that saves the most among those whose premature-stop rate on the
+fitting half is at most the target (5% by default; of equal savings the highest θ), and reports the
+held-out figures for it: the paper warns that thresholds fitted
 by other means (percentiles of confidence) do not transfer. The chosen θ goes into a per-model settings
 file that `--stop acs` uses when `--theta` is not given.
 """
@@ -75,11 +76,13 @@ def evaluate(readings: list[Trajectory], theta: float, epsilon: float = 0.05, wi
 
 
 def calibrate(readings: list[Trajectory], target: float = 0.05, thetas=THETAS) -> tuple[float, list[Point], Point]:
-    """The lowest θ whose premature-stop rate on the fitting half is at most `target`; the sweep on the
-    fitting half; and the chosen θ's figures on the held-out half."""
+    """Among the θs whose premature-stop rate on the fitting half is at most `target`, the one that saves
+    the most (usually the lowest); of equal savings, the highest, so a flat sweep does not pick a θ lower
+    than the data needs. Returns it, the sweep on the fitting half, and its figures on the held-out half."""
     fit, held = readings[0::2], readings[1::2] or readings[0::2]
     sweep = [evaluate(fit, theta) for theta in thetas]
-    chosen = next((p.theta for p in sweep if p.premature <= target), thetas[-1])
+    safe = [p for p in sweep if p.premature <= target]
+    chosen = max(safe, key=lambda p: (round(p.saving, 6), p.theta)).theta if safe else thetas[-1]
     return chosen, sweep, evaluate(held, chosen)
 
 
@@ -99,10 +102,19 @@ def save(model: str, probe: str, theta: float, held_out: Point) -> Path:
     return path
 
 
-def calibrated_theta(model: str, probe: str) -> float | None:
-    """The θ calibrated for this model and probe, if any."""
-    entry = _load(settings_path()).get(model, {}).get(probe)
-    return float(entry["theta"]) if entry else None
+SHIPPED = Path(__file__).with_name("calibration.json")
+"""Operating points measured for the embedded model on this project's bench (the command is in each entry):
+used when the user has calibrated nothing for that model and probe."""
+
+
+def calibrated_theta(model: str, probe: str) -> tuple[float, str] | None:
+    """The θ calibrated for this model and probe, and where it comes from: the user's settings file
+    (`lcread calibrate`), else the calibration shipped for the embedded model; None when neither has one."""
+    for path, source in ((settings_path(), "calibrated"), (SHIPPED, "shipped calibration")):
+        entry = _load(path).get(model, {}).get(probe)
+        if entry:
+            return float(entry["theta"]), source
+    return None
 
 
 def _load(path: Path) -> dict:
