@@ -201,7 +201,7 @@ def test_sac_on_the_embedded_model(tasks, tmp_path):
 
 
 def test_batch_killed_and_resumed_gives_one_result_per_task(tasks, tmp_path):
-    rows = [{"id": f"q{i}", "documents": [t.path], "question": t.question, "expected": t.answer}
+    rows = [{"id": f"q{i}", "documents": [t.path], "question": t.question, "expected": t.answers[0]}
             for i, t in enumerate(tasks * 2)]
     spec = tmp_path / "tasks.jsonl"
     spec.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -234,7 +234,7 @@ def test_router_spreads_a_batch_over_two_servers_and_fails_over(tasks, tmp_path)
         config.write_text("model_list:\n" + "".join(
             f"  - model_name: qwen\n    litellm_params: {{model: openai/qwen-local, api_base: '{b}', "
             "api_key: none}\n" for b in (base1, base2)))
-        rows = [{"id": f"r{i}", "documents": [t.path], "question": t.question, "expected": t.answer}
+        rows = [{"id": f"r{i}", "documents": [t.path], "question": t.question, "expected": t.answers[0]}
                 for i, t in enumerate(tasks * 3)]
         spec = tmp_path / "tasks.jsonl"
         spec.write_text("".join(json.dumps(r) + "\n" for r in rows))
