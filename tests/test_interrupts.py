@@ -21,9 +21,15 @@ def spools() -> set[str]:
     return set(glob.glob(os.path.join(tempfile.gettempdir(), "lcread-stdin-*")))
 
 
+def _interruptible() -> None:
+    """In the child: SIGINT as at a terminal. A runner that started the tests in the background without job
+    control has it ignored, and an ignored SIGINT is inherited (Python then installs no handler for it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args, stdin: bytes | None = None, env=None):
     proc = subprocess.Popen([sys.executable, "-m", "lcread", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
+                            stderr=subprocess.PIPE, env={**os.environ, **(env or {})}, preexec_fn=_interruptible)
     if stdin is not None:
         proc.stdin.write(stdin)
     proc.stdin.close()
