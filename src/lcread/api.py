@@ -49,19 +49,23 @@ def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "se
     Returns the RunResult: answer, final, verified, citations, missing, costs (`to_dict()` for JSON)."""
     if not question or not question.strip():
         raise LcreadError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
-    run_settings = settings_from(mode, options, settings)
+    configs = configs_from(settings)
+    run_settings = _settings(mode, options, configs)
     llm = model if model is not None and not isinstance(model, str) else None
-    return ask_with(inputs, question, llm or (lambda: load_model(model, configs_from(settings)[ModelConfig])),
+    return ask_with(inputs, question, llm or (lambda: load_model(model, configs[ModelConfig])),
                     run_settings, display=display, trace=trace, on_warning=on_warning, progress=progress)
 
 
 def settings_from(mode: str, options: list[str] | None, settings: dict):
     """The run's settings from the options as given (validated; unknown names refused)."""
+    return _settings(mode, options, configs_from(settings))
+
+
+def _settings(mode: str, options: list[str] | None, configs: dict):
     from lcread.run import Settings
 
     if mode not in MODES:
         raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
-    configs = configs_from(settings)
     return Settings(mode=mode, options=options, loop=configs[LoopConfig], tools=configs[ToolConfig],
                     acs=configs[AcsConfig])
 

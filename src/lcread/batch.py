@@ -9,6 +9,7 @@ import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -105,9 +106,8 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
     row: dict = {"id": task.id, "question": task.question, "mode": task.mode or settings.mode}
     try:
         model = models(task.model)
-        task_settings = Settings(mode=task.mode or settings.mode, options=task.options or settings.options,
-                                 loop=settings.loop, tools=settings.tools,
-                                 acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
+        task_settings = replace(settings, mode=task.mode or settings.mode, options=task.options or settings.options,
+                                acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
         result = ask_with(task.documents, task.question, model, task_settings, trace=trace)
         if result.reason == "interrupted":
             raise KeyboardInterrupt  # not a result: a resumed batch runs this task again

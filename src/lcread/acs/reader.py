@@ -14,7 +14,7 @@ from lcread.acs.chunks import Chunk
 from lcread.acs.policies import Gate, Policy
 from lcread.acs.probe import Probe
 from lcread.acs.rules import AnswerState, stability
-from lcread.agent.result import RunResult, RunStats
+from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats
 from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError
@@ -23,8 +23,6 @@ from lcread.grounding.question import STOPWORDS, classify, distinguishing_terms
 from lcread.models import Model, Reply
 from lcread.trace import Trace
 
-
-NOTHING_FOUND = "No answer was found in what was read."
 
 
 def grounded_lines(reply: str, chunk: str, longest: int = 400) -> tuple[list[str], list[str]]:
@@ -147,7 +145,7 @@ class FoldReader:
             reason = "interrupted"
         except ModelError as e:  # the backend failed for good: the last answer state read, not final
             reason = f"model error: {e}"
-        return self.finish(steps, reason, total=n, records=records)
+        return self.finish(steps, reason, records)
 
     def read(self, question: str, chunks: list[Chunk], steps: list[Step], records: list[dict]) -> str:
         """Fold, probe, decide, chunk by chunk (Algorithm 1); returns why reading stopped."""
@@ -280,7 +278,7 @@ class FoldReader:
             stop=stop)
         return record
 
-    def finish(self, steps: list[Step], reason: str, total: int, records: list[dict]) -> AcsResult:
+    def finish(self, steps: list[Step], reason: str, records: list[dict]) -> AcsResult:
         self.stats.ended = time.monotonic()
         states = self.states(steps)
         state = states[-1] if states else None
@@ -292,8 +290,8 @@ class FoldReader:
             answer = state.answer
         final = reason == "read to the end" or reason.endswith(" stopped")
         result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=len(steps),
-                           chunks_total=total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
+                           chunks_total=self.total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=True, reason=reason,
-                            summary=f"{len(steps)}/{total} chunks · " + result.summary())
+                            summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
         return result

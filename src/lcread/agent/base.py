@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 from lcread import prompts
-from lcread.agent.result import RunResult, RunStats
+from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats
 from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
@@ -264,7 +264,7 @@ class CommandLoop:
         if not verdict.ok and not verdict.citations and verdict.kind_ok:
             verdict.citations = self.verifier.locate(answer)
         if not verdict.ok and not verdict.citations:
-            return "No answer was found in what was read.", verdict
+            return NOTHING_FOUND, verdict
         return answer, verdict
 
     def finish(self, answer: str, final: bool, reason: str, verdict: Verdict | None = None) -> RunResult:

@@ -41,6 +41,10 @@ class RunStats:
         self.peak_context = max(self.peak_context, context + reply.completion_tokens)
 
 
+NOTHING_FOUND = "No answer was found in what was read."
+"""The answer when nothing read establishes one: never a guess (the bench scores it as wrong)."""
+
+
 @dataclass
 class RunResult:
     answer: str

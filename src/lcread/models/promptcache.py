@@ -71,21 +71,22 @@ class PromptCache:
         if not tokens:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        key = hashlib.sha256(np.asarray(tokens, dtype=np.int32).tobytes()).hexdigest()[:24]
+        held = np.asarray(tokens, dtype=np.int32)
+        key = hashlib.sha256(held.tobytes()).hexdigest()[:24]
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".saving-", suffix=".kv")
         os.close(fd)
         array = (cpp.llama_token * len(tokens))(*tokens)
         try:
             if not cpp.llama_state_seq_save_file(ctx, tmp.encode(), 0, array, len(tokens)):
                 return
-            np.save(self.folder / f".saving-{key}.npy", np.asarray(tokens, dtype=np.int32))
+            np.save(self.folder / f".saving-{key}.npy", held)
             os.replace(self.folder / f".saving-{key}.npy", self.folder / f"{key}.npy")
             os.replace(tmp, self.folder / f"{key}.kv")
         except OSError:  # a full disk or a read-only cache: the run goes on without saving
             return
         finally:
             Path(tmp).unlink(missing_ok=True)
-        self._tokens[key] = np.asarray(tokens, dtype=np.int32)
+        self._tokens[key] = held
         self.evict(keep=key)
 
     def evict(self, keep: str | None = None) -> None:
