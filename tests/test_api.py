@@ -29,7 +29,7 @@ def test_ask_answers_with_citations_and_reports_to_an_observer(write, tmp_path):
                         trace=tmp_path / "t.jsonl", on_warning=warnings.append, max_steps=5)
     assert (result.answer, result.final, result.verified) == ("12,310", True, True)
     assert result.citations[0].line == 2 and result.documents == ["report.txt"] and warnings == []
-    assert [name for name, _ in seen.events] == ["start", "step", "finish"]
+    assert [name for name, _ in seen.events] == ["start", "step", "step", "finish"]  # lcread's first step, the grep
     records = [json.loads(line) for line in (tmp_path / "t.jsonl").read_text().splitlines()]
     assert records[0]["event"] == "run_start" and records[-1]["event"] == "run_end"
     assert result.trace_id and {r["run"] for r in records} == {result.trace_id}

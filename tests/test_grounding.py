@@ -198,10 +198,13 @@ def test_open_questions_have_no_predicate(tools):
 
 # --- in the loop --------------------------------------------------------------------------------------
 
+MECHANICS = LoopConfig(first_step=False)
+"""The gate's mechanics, without lcread's first step (which would show these small documents whole)."""
+
 def test_a_look_alike_answer_is_sent_back_with_the_step_run_and_the_right_one_verified(tools):
     model = ScriptedModel(["grep -i beds -m 1", 'answer "68,564"', 'answer "12,310"'])
     trace = MemoryTrace()
-    result = SelectReader(model, tools, SilentDisplay(), trace).run(
+    result = SelectReader(model, tools, SilentDisplay(), trace, MECHANICS).run(
         "How many beds did the Marlow Street hospital report?")
     assert (result.answer, result.final, result.verified) == ("12,310", True, True)
     sent_back = model.calls[2]["messages"][-1]["content"]
@@ -216,7 +219,7 @@ def test_a_look_alike_answer_is_sent_back_with_the_step_run_and_the_right_one_ve
 def test_lcread_runs_the_missing_step_and_accepts_the_answer_it_establishes(tools):
     model = ScriptedModel(["grep -i 'Kestrel Bay'", 'answer "Tollgate Road"'])
     trace = MemoryTrace()
-    result = SelectReader(model, tools, SilentDisplay(), trace).run(
+    result = SelectReader(model, tools, SilentDisplay(), trace, MECHANICS).run(
         "Along which road was the grain of the Kestrel Bay granary carried?")
     assert result.verified and result.answer == "Tollgate Road" and len(model.calls) == 2
     assert trace.of("check_step")[0]["command"] == "grep -i -F 'Tollgate Road'"
@@ -226,7 +229,7 @@ def test_lcread_runs_the_missing_step_and_accepts_the_answer_it_establishes(tool
 def test_a_pending_answer_is_accepted_as_soon_as_the_evidence_arrives(tools):
     model = ScriptedModel(["grep -m 1 quiet-harbor-42", 'answer "4817263, 5550001"'])
     trace = MemoryTrace()
-    result = SelectReader(model, tools, SilentDisplay(), trace).run(
+    result = SelectReader(model, tools, SilentDisplay(), trace, MECHANICS).run(
         "What are all the special magic numbers for quiet-harbor-42?")
     assert result.verified and result.answer == "4817263, 5550001" and len(model.calls) == 2
     assert trace.of("check_step")[0]["command"] == "grep -i -F quiet-harbor-42"  # the term, searched in full
@@ -235,7 +238,7 @@ def test_a_pending_answer_is_accepted_as_soon_as_the_evidence_arrives(tools):
 
 def test_refusals_are_bounded_and_the_run_ends_unverified(tools):
     model = ScriptedModel(["grep -i beds -m 1"] + ['answer "68,564"'] * 3)
-    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(max_refusals=2)).run(
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(max_refusals=2, first_step=False)).run(
         "How many beds did the Marlow Street hospital report?")
     assert not result.final and result.verified is False and result.reason.startswith("sufficiency limit")
     assert result.missing and "Marlow Street" in result.missing
@@ -243,6 +246,6 @@ def test_refusals_are_bounded_and_the_run_ends_unverified(tools):
 
 def test_without_sufficiency_any_answer_is_accepted_and_reported_unverified(tools):
     model = ScriptedModel(["grep -i beds -m 1", 'answer "68,564"'])
-    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(sufficiency=False)).run(
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(sufficiency=False, first_step=False)).run(
         "How many beds did the Marlow Street hospital report?")
     assert (result.answer, result.final, result.verified) == ("68,564", True, False)

@@ -29,9 +29,11 @@ def store(write):
     return DocumentStore.open([str(write("hay.txt", "\n".join(lines) + "\n"))])
 
 
-def run(store, outputs, config=None):
+def run(store, outputs, config=None, first_step=False):
+    """The loop's mechanics, without lcread's own first step unless asked (it has tests of its own)."""
     model = ScriptedModel(outputs)
     trace = MemoryTrace()
+    config = (config or LoopConfig()).model_copy(update={"first_step": first_step})
     result = SacReader(model, ToolRunner(store), SilentDisplay(), trace, config).run(QUESTION)
     return result, model, trace
 

@@ -24,7 +24,9 @@ def store(write):
     return DocumentStore.open([str(write("hay.txt", "\n".join(lines) + "\n"))])
 
 
-def reader(model, store, config=None, tools=None, trace=None):
+def reader(model, store, config=None, tools=None, trace=None, first_step=False):
+    """The loop's mechanics, without lcread's own first step unless asked (it has tests of its own)."""
+    config = (config or LoopConfig()).model_copy(update={"first_step": first_step})
     return SelectReader(model, ToolRunner(store, tools), SilentDisplay(), trace or MemoryTrace(), config)
 
 

@@ -23,7 +23,7 @@ from lcread.display import Display, SilentDisplay
 from lcread.errors import LcreadError
 
 OPTION_NAMES = {
-    LoopConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency",
+    LoopConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency", "first_step",
                    "max_refusals", "steps_after_refusal"},
     ToolConfig: {"read_chars", "grep_timeout"},
     AcsConfig: {"stop", "theta", "epsilon", "window", "chunk_chars", "notes_chars", "seed", "probe",

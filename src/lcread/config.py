@@ -44,6 +44,9 @@ class LoopConfig(_Config):
     """Most tokens the model may generate for one command."""
     handoff_tokens: int = Field(1200, ge=128)
     """Most tokens the model may generate for a handoff."""
+    first_step: bool = True
+    """Before the model's first command, lcread shows inputs that fit one read whole, or else the passages that
+    best match the question (its ranked search): no run starts from the model's guess at the document's words."""
     sufficiency: bool = True
     """Accept an answer only when its sufficiency predicate holds on cited evidence (off: accept any
     answer, still reporting whether it is verified)."""

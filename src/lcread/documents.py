@@ -194,7 +194,7 @@ class DocumentStore:
         UTF-16/32 or CR-only text is converted to UTF-8 with LF line ends."""
         if not inputs:
             raise LcreadError("no input given: name a file, a folder, or - for stdin")
-        found: list[tuple[Path, str, str]] = []  # (path, display label, name hint)
+        found: list[tuple[Path, str, str, bool]] = []  # (path, display label, name hint, inside a folder)
         spooled: list[Path] = []
         warnings: list[str] = []
         try:
@@ -203,26 +203,28 @@ class DocumentStore:
                     stream = stdin if stdin is not None else sys.stdin.buffer
                     if stdin is None and sys.stdin.isatty():
                         raise LcreadError('stdin is a terminal: pipe text in, e.g. cat app.log | lcread ask - "..."')
-                    found.append((_keep(spooled, _spool(stream)), "stdin", "stdin"))
+                    found.append((_keep(spooled, _spool(stream)), "stdin", "stdin", False))
                 else:
                     found.extend(_expand(Path(item), spooled, warnings))
-            names = _unique_names([hint for _, _, hint in found])
-            docs = []
-            for (path, label, _), name in zip(found, names):
-                prepared = prepare(path, label, cache or default_cache(), progress)
+            names = _unique_names([hint for _, _, hint, _ in found])
+            docs, converted, unusable = [], [], []
+            for (path, label, _, inside), name in zip(found, names):
+                try:
+                    doc, prepared = _document(path, label, name, cache, progress, spooled, warnings)
+                except LcreadError as e:
+                    if not inside:
+                        raise
+                    unusable.append(str(e))  # one bad file in a folder does not stop the others
+                    continue
                 if prepared.kind != "text":
-                    how = "from the cache" if prepared.cached else f"in {prepared.seconds:.1f} s"
-                    warnings.append(f"{label}: read as text converted from {prepared.kind.upper()} ({how})")
-                path = _normalise_text(prepared.path, label, spooled, warnings)
-                doc = Document.index(name, path, label)
-                doc.source = prepared.source
-                if doc.size == 0:
-                    if label == "stdin":
-                        raise LcreadError('stdin is empty: pipe text in, e.g. cat app.log | lcread ask - "..."')
-                    raise LcreadError(f"{label} is empty: there is nothing to read")
-                if doc.replaced:
-                    warnings.append(f"{name}: bytes that are not valid UTF-8 were replaced with U+FFFD")
+                    converted.append((label, prepared))
                 docs.append(doc)
+            warnings[:0] = _conversions(converted)
+            if unusable:
+                warnings.append(f"skipped {len(unusable)} files that could not be read: " + "; ".join(unusable[:3])
+                                + ("; ..." if len(unusable) > 3 else ""))
+            if not docs:
+                raise LcreadError("no readable text in " + ", ".join(inputs) + (f": {unusable[0]}" if unusable else ""))
         except BaseException:
             for p in spooled:
                 p.unlink(missing_ok=True)
@@ -274,6 +276,33 @@ class DocumentStore:
         self.close()
 
 
+def _document(path: Path, label: str, name: str, cache, progress, spooled: list[Path], warnings: list[str]):
+    """One input as a Document: converted if need be, normalised for search, indexed; LcreadError if it cannot be."""
+    prepared = prepare(path, label, cache or default_cache(), progress)
+    path = _normalise_text(prepared.path, label, spooled, warnings)
+    doc = Document.index(name, path, label)
+    doc.source = prepared.source
+    if doc.size == 0:
+        if label == "stdin":
+            raise LcreadError('stdin is empty: pipe text in, e.g. cat app.log | lcread ask - "..."')
+        raise LcreadError(f"{label} is empty: there is nothing to read")
+    if doc.replaced:
+        warnings.append(f"{name}: bytes that are not valid UTF-8 were replaced with U+FFFD")
+    return doc, prepared
+
+
+def _conversions(converted: list) -> list[str]:
+    """What was read as converted text: one line per file, or one per kind when there are many."""
+    if len(converted) <= 5:
+        return [f"{label}: read as text converted from {p.kind.upper()} "
+                f"({'from the cache' if p.cached else f'in {p.seconds:.1f} s'})" for label, p in converted]
+    kinds: dict[str, list] = {}
+    for _, p in converted:
+        kinds.setdefault(p.kind, []).append(p)
+    return [f"{len(ps)} files read as text converted from {kind.upper()} ({sum(p.cached for p in ps)} from the cache, "
+            f"{sum(p.seconds for p in ps):.1f} s)" for kind, ps in kinds.items()]
+
+
 def default_cache() -> ConvertCache:
     from lcread.config import ConvertConfig, cache_dir
 
@@ -311,32 +340,40 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (code
 
 
 def _normalise_text(path: Path, label: str, spooled: list[Path], warnings: list[str]) -> Path:
-    """UTF-16/32 text (with a byte-order mark) and text whose lines end in a lone CR, as UTF-8 with LF."""
+    """UTF-16/32 text (with a byte-order mark) and text whose lines end in a lone CR, as UTF-8 with LF; text
+    holding characters that stop a search from finding its own words (soft hyphens, ligatures, full-width forms,
+    non-breaking spaces) as searchable text, line for line."""
+    from lcread.convert.formats import NEEDS_NORMALISING, searchable
+
     try:
         with open(path, "rb") as f:
             head = f.read(BLOCK)
     except OSError:
         return path  # indexing says what is wrong
     encoding = next((enc for bom, enc in _BOMS if head.startswith(bom)), None)
-    if encoding is None and not (b"\r" in head and b"\n" not in head):
+    lone_cr = b"\r" in head and b"\n" not in head
+    odd = encoding is None and NEEDS_NORMALISING.search(head.decode("utf-8", "ignore")) is not None
+    if encoding is None and not lone_cr and not odd:
         return path
 
     def convert(stream):
         decoder = codecs.getincrementaldecoder(encoding or "utf-8")("replace")
         while block := stream.read(BLOCK):
             text = decoder.decode(block)
-            yield (text.replace("\r\n", "\n").replace("\r", "\n") if encoding is None or "\r" in text
-                   else text).encode("utf-8")
-        yield decoder.decode(b"", final=True).encode("utf-8")
+            if lone_cr or "\r" in text:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            yield searchable(text).encode("utf-8")
+        yield searchable(decoder.decode(b"", final=True)).encode("utf-8")
 
     with open(path, "rb") as f:
         out = _keep(spooled, _spool(f, convert))
-    warnings.append(f"{label}: read as {encoding.upper()} text" if encoding
-                    else f"{label}: lines end in CR; read as LF")
+    if encoding or lone_cr:
+        warnings.append(f"{label}: read as {encoding.upper()} text" if encoding
+                        else f"{label}: lines end in CR; read as LF")
     return out
 
 
-def _expand(path: Path, spooled: list[Path], warnings: list[str]) -> list[tuple[Path, str, str]]:
+def _expand(path: Path, spooled: list[Path], warnings: list[str]) -> list[tuple[Path, str, str, bool]]:
     """A file as itself (a pipe spooled first); a folder as every text file under it. Inside a folder,
     hidden entries, links, binary and unreadable files are skipped, and the user is told what was."""
     if not os.path.lexists(path):
@@ -347,14 +384,14 @@ def _expand(path: Path, spooled: list[Path], warnings: list[str]) -> list[tuple[
     except OSError as e:
         raise LcreadError(f"cannot read {path}: {e.strerror.lower()}") from None
     if stat.S_ISFIFO(mode):
-        return [(_keep(spooled, _read_pipe(path)), str(path), path.name if path.name.isalnum() else "pipe")]
+        return [(_keep(spooled, _read_pipe(path)), str(path), path.name if path.name.isalnum() else "pipe", False)]
     if stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         kind = "a socket" if stat.S_ISSOCK(mode) else "a device"
         raise LcreadError(f"{path} is {kind}, not a file: give lcread files, folders, or - for stdin")
     if not os.access(path, os.R_OK):
         raise LcreadError(f"cannot read {path}: permission denied")
     if not path.is_dir():
-        return [(path, str(path), path.name)]
+        return [(path, str(path), path.name, False)]
     out, skipped = [], {}
     for root, dirs, files in os.walk(path, onerror=lambda e: _skip(skipped, "unreadable", e.filename)):
         for d in [d for d in dirs if not d.startswith(".") and os.path.islink(os.path.join(root, d))]:
@@ -366,7 +403,7 @@ def _expand(path: Path, spooled: list[Path], warnings: list[str]) -> list[tuple[
             if reason:
                 _skip(skipped, reason, str(p))
                 continue
-            out.append((p, str(p), str(Path(path.resolve().name) / p.relative_to(path))))
+            out.append((p, str(p), str(Path(path.resolve().name) / p.relative_to(path)), True))
     told = {k: v for k, v in skipped.items() if k != "hidden"}
     if told:
         warnings.append(f"{path}: skipped " + "; ".join(

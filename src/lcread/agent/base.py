@@ -54,6 +54,10 @@ class Context:
     def observe(self, command: Command, observation: Observation) -> None:
         raise NotImplementedError
 
+    def first(self, command: str, observation: Observation) -> None:
+        """Start the model from lcread's own first step: its command and what it showed."""
+        raise NotImplementedError
+
     def format_error(self, error: str) -> None:
         """Tell the model, at its next step, that its last reply was not usable."""
         raise NotImplementedError
@@ -81,11 +85,18 @@ class CommandLoop:
         self.verifier = Verifier(classify(asked, options), self.evidence, self.tools.count, self.place_of)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
+        self.continuations: dict[str, Command] = {}
         self.context.begin(self)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)
         self.trace.event("run_start", mode=self.mode, model=self.model.name, question=question,
                          documents=[d.name for d in self.tools.store.docs], config=self.config.model_dump())
+        try:
+            if self.config.first_step:
+                self.first_step(asked)
+        except KeyboardInterrupt:
+            answer, verdict = self.best_answer("interrupted", ask=False)
+            return self.finish(answer, final=False, reason="interrupted", verdict=verdict)
         while True:
             try:
                 self.step()
@@ -120,6 +131,52 @@ class CommandLoop:
         command = context.read(reply.text)
         self.format_errors = 0
         context.observe(command, self.execute(command))
+
+    def first_step(self, question: str) -> None:
+        """lcread's own first step (DESIGN §8a), so that no run starts blind: inputs small enough for one read
+        are shown whole; otherwise the passages that best match the question, ranked by lcread."""
+        docs, cap = self.tools.store.docs, self.tools.cap
+        if sum(d.size + 12 * d.lines + len(d.name) + 8 for d in docs) <= cap:
+            commands = [Command("read", f"read {d.name} 1 {d.lines}", docs=[d.name], start=1, end=d.lines)
+                        for d in docs]
+        else:
+            commands = [Command("search", f"search {question}", query=question)]
+        outputs = []
+        for command in commands:
+            observation = self.run_tool(command)
+            self.seen[" ".join(command.text.split())] = 0
+            if observation.next is not None:
+                self.continuations[" ".join(command.text.split())] = observation.next
+            outputs.append(observation.text if len(commands) == 1 else f"{command.docs[0]}:\n{observation.text}")
+            if command.name == "search":
+                outputs.append(self.follow_names(observation))
+        text = "\n".join(filter(None, outputs))
+        label = "; ".join(c.text for c in commands)
+        self.trace.event("command", step=0, command=label, chars=len(text), auto=True)
+        self.display.step(number=0, command=label, observation=text, truncated=False, error=False,
+                          context=0, limit=self.config.context_limit)
+        self.context.first(label, Observation(text))
+
+    def follow_names(self, observation: Observation) -> str:
+        """In code, a value often sits behind a name (`limit=_DEFAULT_LIMIT`): the definitions of the constants
+        the best passages use, looked up by lcread so the chain is shown (and both lines can be cited)."""
+        from lcread.tools.definitions import constants_used, is_code
+
+        names: list[str] = []
+        for piece in observation.shown[:12]:
+            if is_code(piece.doc):
+                names += [n for n in constants_used(piece.text) if n not in names]
+        out = []
+        for name in names[:2]:
+            command = Command("definition", f"definition {name}", patterns=[name])
+            key = " ".join(command.text.split())
+            if key in self.seen:
+                continue
+            self.seen[key] = self.stats.steps
+            found = self.run_tool(command)
+            if not found.error and found.shown:
+                out.append(f"lcread looked up `{command.text}` (a name these lines use):\n{found.text[:1500]}")
+        return "\n".join(out)
 
     @property
     def grammar(self) -> str | None:
@@ -198,6 +255,8 @@ class CommandLoop:
         if command.name == "answer":
             return self.answered(command)
         key = " ".join(command.text.split())
+        if key in self.seen and self.continuations.get(key) is not None:
+            return self.continued(key)
         if key in self.seen:
             self.repeats += 1
             if self.repeats > self.config.max_repeats:
@@ -210,8 +269,33 @@ class CommandLoop:
         self.repeats = 0
         self.seen[key] = self.stats.steps
         observation = self.run_tool(command)
+        if observation.next is not None:
+            self.continuations[key] = observation.next
+        if command.name == "grep" and observation.search and not observation.search.matches \
+                and not observation.error and not observation.search.counted:
+            observation.text += "\n" + self.searched_instead(command)
+        elif command.name == "search":
+            observation.text = "\n".join(filter(None, [observation.text, self.follow_names(observation)]))
         self.recheck()
         return observation
+
+    def continued(self, key: str) -> Observation:
+        """A cut output asked for again continues where it stopped, like a pager (the next characters of a
+        long line, the next lines, the next matches), and says so."""
+        following = self.continuations[key]
+        self.repeats = 0
+        observation = self.run_tool(following)
+        self.continuations[key] = observation.next
+        observation.text = prompts.render("continued", command=key, output=observation.text)
+        self.recheck()
+        return observation
+
+    def searched_instead(self, command: Command) -> str:
+        """A grep that found nothing: the passages that best match its words and the question's."""
+        words = " ".join(command.patterns) + " " + parse_options(self.question)[0]
+        found = self.tools.ranked(words, cap=max(self.tools.cap - 400, 200))
+        self.evidence.add(found.shown)
+        return prompts.render("searched_instead", output=found.text)
 
     def check_limits(self) -> None:
         c, s = self.config, self.stats

@@ -31,10 +31,14 @@ class WrittenState(Context):
         self.system = prompts.render("sac_system", usage=USAGE, documents=loop.tools.store.listing())
         self.state = self.before = Handoff(
             task=loop.question, current_step="starting: nothing read yet",
-            plan=["search for the question's key terms", "read around the best hit", "answer"],
+            plan=["read around the passage that answers the question", "answer"],
             completion_requirements=["a passage that states the answer"], next_steps=[])
         self.last = "No command run yet."
         self.state_error: str | None = None
+
+    def first(self, command: str, observation: Observation) -> None:
+        self.last = prompts.render("sac_last", step=0, command=command, output=observation.text)
+        self.state.commands_run = [command]
 
     def grammar(self) -> str | None:
         commands = self.loop.grammar

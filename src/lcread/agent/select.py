@@ -70,6 +70,10 @@ class Conversation(Context):
                           truncated=observation.truncated, error=observation.error, context=context,
                           limit=loop.config.context_limit)
 
+    def first(self, command: str, observation: Observation) -> None:
+        self.history[1] = {"role": "user", "content": prompts.render(
+            "select_first", question=self.loop.question, command=command, output=observation.text)}
+
     def format_error(self, error: str) -> None:
         loop = self.loop
         message = prompts.render("format_error", error=error, example=example_term(loop.question),

@@ -6,12 +6,28 @@ from __future__ import annotations
 
 import re
 import tempfile
+import unicodedata
 from pathlib import Path
 
 from lcread.errors import LcreadError
 
 EXTRA = "pip install 'lcread[docs]'"
 BLOCK = 1 << 20
+
+
+_INVISIBLE = dict.fromkeys(map(ord, "\ufffe\u00ad\u200b\u2060\ufeff"), None)
+_HYPHENATED = re.compile(r"[\ufffe\u00ad]\r?\n")
+
+
+def searchable(text: str) -> str:
+    """Text as people search it: PDFium's line-end hyphenation mark (U+FFFE) and soft hyphens joined, zero-width
+    characters dropped, and NFKC (ligatures such as "ﬁ", full-width forms, non-breaking spaces). Line ends are
+    kept, so line numbers and the source map still hold."""
+    return unicodedata.normalize("NFKC", _HYPHENATED.sub("", text).translate(_INVISIBLE))
+
+
+NEEDS_NORMALISING = re.compile("[\ufffe\u00ad\u200b\u2060\ufb00-\ufb06\uff01-\uff5e\u00a0\u2000-\u200a\u202f]")
+"""Characters that stop a search from finding text by its own words (checked in plain text's first block)."""
 
 
 def sniff(head: bytes, name: str = "") -> str:
@@ -61,7 +77,7 @@ def pdf(path: Path, out, marks, label: str, limit: int, progress) -> None:
             page = doc[number - 1]
             textpage = page.get_textpage()
             text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
-            text = text.replace("\x0c", "\n").replace("\x00", "")
+            text = searchable(text.replace("\x0c", "\n").replace("\x00", ""))
             textpage.close()
             page.close()
             marks.here(f"page {number}")
@@ -86,10 +102,10 @@ def docx(path: Path, out, marks, label: str, limit: int, progress) -> None:
     for block in document.iter_inner_content():
         if hasattr(block, "rows"):  # a table: one line per row
             for row in block.rows:
-                cells = [" ".join(c.text.split()) for c in row.cells]
+                cells = [" ".join(searchable(c.text).split()) for c in row.cells]
                 marks.write(out, " | ".join(dict.fromkeys(cells)) + "\n")
             continue
-        text = " ".join(block.text.split())
+        text = " ".join(searchable(block.text).split())
         style = (block.style.name if block.style is not None else "") or ""
         level = _heading_level(style)
         if level and text:
@@ -138,7 +154,7 @@ class _HtmlText:
         self.out, self.marks, self.buffer, self.path = out, marks, [], []
 
     def flush(self) -> None:
-        text = " ".join("".join(self.buffer).split())
+        text = " ".join(searchable("".join(self.buffer)).split())
         if text:
             self.marks.write(self.out, text + "\n")
         self.buffer = []
@@ -156,10 +172,10 @@ class _HtmlText:
                 self.buffer.append(el.tail)
             return
         if tag in _HEADINGS:
-            self.heading(_HEADINGS[tag], " ".join(el.text_content().split()))
+            self.heading(_HEADINGS[tag], " ".join(searchable(el.text_content()).split()))
         elif tag == "pre":
             self.flush()
-            for line in el.text_content().splitlines():
+            for line in searchable(el.text_content()).splitlines():
                 self.marks.write(self.out, line.rstrip() + "\n")
         else:
             if tag in _BLOCKS:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lcread.config import ToolConfig
 from lcread.documents import Document, DocumentStore
@@ -23,6 +23,8 @@ class Observation:
     error: bool = False
     shown: list[Shown] = field(default_factory=list)
     search: Search | None = None
+    next: Command | None = None
+    """For an output that was cut: the command that shows what follows (a repeat runs it instead)."""
 
     @property
     def chars(self) -> int:
@@ -65,11 +67,12 @@ class ToolRunner:
     def _grep(self, cmd: Command, docs: list[Document]) -> Observation:
         docs = docs or self.store.docs
         result = Grep(cmd, docs, self.cap, self.config.match_window, self.config.grep_timeout, self.sections).run()
+        shown_from = cmd.skip
         if result.error:
             return _error(result.error)
         where = docs[0].name if len(docs) == 1 else f"{len(docs)} documents"
         search = Search(list(cmd.patterns), set(cmd.flags), [d.name for d in docs], result.matches,
-                        complete=not result.cut and not cmd.max_count, counted="-c" in cmd.flags,
+                        complete=not result.cut and not cmd.max_count and not cmd.skip, counted="-c" in cmd.flags,
                         lines=sorted({(s.doc, s.line) for s in result.shown if s.kind == "match"}))
         if "-c" in cmd.flags:
             return Observation(result.text, search=search)
@@ -82,8 +85,43 @@ class ToolRunner:
             first_doc = docs[0].name
             return Observation(result.text + f"\n[output cut at {self.cap:,} characters: {result.matches:,} matches "
                                f"shown, {more}; narrow the pattern, grep one document, add -m N, or read "
-                               f"{first_doc} N M around a hit]", truncated=True, shown=result.shown, search=search)
+                               f"{first_doc} N M around a hit; the same grep again shows the next ones]",
+                               truncated=True, shown=result.shown, search=search,
+                               next=replace(cmd, skip=shown_from + result.hits))
         return Observation(result.text, shown=result.shown, search=search)
+
+    def _search(self, cmd: Command, docs: list[Document]) -> Observation:
+        found = self.ranked(cmd.query, docs or self.store.docs)
+        return Observation(found.text, shown=found.shown, error=not found.passages and not found.candidates)
+
+    def ranked(self, query: str, docs: list[Document] | None = None, top: int = 5, cap: int | None = None):
+        """The passages that best match `query` (lcread's own first step uses this too)."""
+        from lcread.grounding.question import STOPWORDS
+        from lcread.tools.search import search
+
+        def place_of(name: str, line: int) -> str | None:
+            source = self.store.by_name[name].source
+            return source.locate(line) if source is not None else None
+
+        return search(query, docs or self.store.docs, cap or self.cap, self.config.grep_timeout, STOPWORDS,
+                      self.sections, place_of, top=top)
+
+    def _definition(self, cmd: Command, docs: list[Document]) -> Observation:
+        from lcread.tools.definitions import definition_pattern
+
+        name = cmd.patterns[0]
+        grep = Command("grep", cmd.text, docs=cmd.docs, patterns=[definition_pattern(name)], flags={"-p"},
+                       after=2)
+        found = self._grep(grep, docs)
+        if found.error:
+            return found
+        if found.search and found.search.matches == 0:
+            short = name.rsplit(".", 1)[-1]
+            if short != name:
+                return self._definition(Command("definition", cmd.text, docs=cmd.docs, patterns=[short]), docs)
+            return Observation(f"no definition of {name!r} found (def, class, {name} = ..., #define, function, "
+                               f"...); try: grep -F {name!r}", search=found.search)
+        return found
 
     def _read(self, cmd: Command, docs: list[Document]) -> Observation:
         doc = docs[0]
@@ -104,9 +142,11 @@ class ToolRunner:
                     if line.number < end:
                         long.text += f"\n[lines {line.number + 1}-{end} not shown; continue with: " \
                                      f"read {doc.name} {line.number + 1} {end}]"
+                        long.next = long.next or _read_command(doc, line.number + 1, end)
                     return long
                 out.append(f"[cut at {budget:,} characters; continue with: read {doc.name} {line.number} {end}]")
-                return Observation("\n".join(out), truncated=True, shown=shown)
+                return Observation("\n".join(out), truncated=True, shown=shown,
+                                   next=_read_command(doc, line.number, end))
             out.append(row)
             shown.append(Shown(doc.name, line.number, 0, line.text))
             size += len(row) + 1
@@ -118,11 +158,12 @@ class ToolRunner:
         text, length, end = doc.read_span(number, start, budget)
         if start >= length:
             return _error(f"line {number} of {doc.name} has only {length:,} characters")
-        note = ""
+        note, more = "", None
         if end < length:
-            note = f"\n[line {number} has {length:,} characters; shown {start:,}-{end:,}; " \
-                   f"continue with: read {doc.name} {number} {number} --from {end}]"
-        return Observation(f"{number}: {text}{note}", truncated=bool(note), shown=[Shown(doc.name, number, start, text)])
+            more = _read_command(doc, number, number, end)
+            note = f"\n[line {number} has {length:,} characters; shown {start:,}-{end:,}; continue with: {more.text}]"
+        return Observation(f"{number}: {text}{note}", truncated=bool(note), shown=[Shown(doc.name, number, start, text)],
+                           next=more)
 
     def _head(self, cmd: Command, docs: list[Document]) -> Observation:
         return self._read(Command("read", cmd.text, docs=cmd.docs, start=1, end=max(cmd.count, 1)), docs)
@@ -147,6 +188,11 @@ class ToolRunner:
 
     def _answer(self, cmd: Command, docs: list[Document]) -> Observation:
         return Observation(cmd.answer)
+
+
+def _read_command(doc: Document, start: int, end: int, from_char: int = 0) -> Command:
+    text = f"read {doc.name} {start} {end}" + (f" --from {from_char}" if from_char else "")
+    return Command("read", text, docs=[doc.name], start=start, end=end, from_char=from_char)
 
 
 def _error(message: str) -> Observation:

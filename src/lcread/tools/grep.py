@@ -8,6 +8,7 @@ bounded pieces, so a match on a 50 MB line costs a window, not the line.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,13 +70,19 @@ class GrepResult:
     shown: list[Shown] = field(default_factory=list)
     lines: int = 0
     """Matching lines shown."""
+    hits: int = 0
+    """rg events (matching and context lines) rendered, after the ones skipped."""
 
 
-def rg_args(cmd, paths: list[str]) -> list[str]:
+BASE_ARGS = ("--no-config", "-j1", "--line-number", "--with-filename", "--no-heading", "--color=never",
+             "--regex-size-limit=20M", "--dfa-size-limit=20M")
+
+
+def rg_args(cmd) -> list[str]:
+    """ripgrep's options for a grep command (rg_stream and _counts add the paths)."""
     # One thread: files are searched, and reported, in the order the documents were given. A size limit
     # on the compiled pattern makes a pathological one (a{1000}{1000}) fail at once instead of running.
-    args = ["--no-config", "-j1", "--line-number", "--with-filename", "--no-heading", "--color=never",
-            "--regex-size-limit=20M", "--dfa-size-limit=20M"]
+    args = list(BASE_ARGS)
     for flag, rg_flag in (("-i", "--ignore-case"), ("-w", "--word-regexp"), ("-F", "--fixed-strings")):
         if flag in cmd.flags:
             args.append(rg_flag)
@@ -86,7 +94,7 @@ def rg_args(cmd, paths: list[str]) -> list[str]:
         args += ["-m", str(cmd.max_count)]
     for pattern in cmd.patterns:
         args += ["-e", pattern]
-    return args + ["--"] + paths
+    return args
 
 
 class Grep:
@@ -99,29 +107,17 @@ class Grep:
         """A function doc -> Sections (headings), used by -p."""
 
     def run(self) -> GrepResult:
-        rg = find_rg()
         paths = [str(d.path) for d in self.docs]
         if "-c" in self.cmd.flags:
-            return self._count(rg, paths)
-        proc = subprocess.Popen([rg, "--json", *rg_args(self.cmd, paths)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-        timer = threading.Timer(self.timeout, proc.kill)
-        timer.start()
-        try:
-            result = self._collect(_hits(proc.stdout))
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            err = proc.stderr.read().decode("utf-8", "replace").strip()
-            proc.stdout.close()
-            proc.stderr.close()
-        if proc.returncode == -signal.SIGKILL and not result.cut:
+            return self._count(paths)
+        stream = rg_stream(rg_args(self.cmd), paths, self.timeout)
+        with contextlib.closing(stream):
+            result = self._collect(stream)
+        if stream.killed and not result.cut:
             return GrepResult("", 0, False, error=f"grep stopped after {self.timeout:g} s (the limit for one "
                                                   "command); narrow the pattern, add -F, or grep one document")
-        if proc.returncode == 2 and not result.text and not result.cut:
-            return GrepResult("", 0, False, error=_rg_error(err))
+        if stream.error and not result.text and not result.cut:
+            return GrepResult("", 0, False, error=_rg_error(stream.error))
         return result
 
     def _collect(self, hits) -> GrepResult:
@@ -129,9 +125,13 @@ class Grep:
         out: list[str] = []
         result = GrepResult("", 0, False)
         size, last, heading = 0, None, None
+        skip = getattr(self.cmd, "skip", 0)
         for hit in hits:
             doc = self.by_path.get(hit.path)
             if doc is None:
+                continue
+            if skip:  # shown by the same grep before: a repeat continues after them
+                skip -= 1
                 continue
             rows, pieces = self._render(doc, hit)
             section = self.sections(doc).enclosing(hit.number) if "-p" in self.cmd.flags and hit.match \
@@ -156,6 +156,7 @@ class Grep:
                              for start, text in pieces]
             result.matches += hit.matches if hit.match else 0
             result.lines += hit.match
+            result.hits += 1
             last = (doc.name, hit.number)
             if result.cut:
                 break
@@ -202,34 +203,105 @@ class Grep:
             return len(hit.body[lo:hi].decode("utf-8", "ignore"))
         return doc.chars_in(hit.offset + lo, hit.offset + hi)
 
-    def _count(self, rg: str, paths: list[str]) -> GrepResult:
-        try:
-            proc = subprocess.run([rg, "--count-matches", *rg_args(self.cmd, paths)], capture_output=True,
-                                  timeout=self.timeout)
-        except subprocess.TimeoutExpired:
+    def _count(self, paths: list[str]) -> GrepResult:
+        counts, error = _counts(rg_args(self.cmd), paths, self.timeout)
+        if error == "timeout":
             return GrepResult("", 0, False, error=f"grep -c stopped after {self.timeout:g} s (the limit for one "
                                                   "command); narrow the pattern")
-        if proc.returncode == 2:
-            return GrepResult("", 0, False, error=_rg_error(proc.stderr.decode("utf-8", "replace")))
-        counts: dict[str, int] = {}
-        for row in proc.stdout.decode("utf-8", "replace").splitlines():
-            path, _, n = row.rpartition(":")
-            if path in self.by_path and n.isdigit():
-                counts[self.by_path[path].name] = int(n)
-        rows = [f"{d.name}: {counts.get(d.name, 0):,} matches" for d in self.docs]
-        return GrepResult("\n".join(rows), sum(counts.values()), False)
+        if error:
+            return GrepResult("", 0, False, error=_rg_error(error))
+        by_name = {self.by_path[p].name: n for p, n in counts.items() if p in self.by_path}
+        rows = [f"{d.name}: {by_name.get(d.name, 0):,} matches" for d in self.docs]
+        return GrepResult("\n".join(rows), sum(by_name.values()), False)
 
 
 def count_matches(cmd, docs, timeout: float) -> int | None:
     """All matches of a grep (used to say how many a cut output did not show); None if it ran too long."""
-    rg = find_rg()
-    try:
-        proc = subprocess.run([rg, "--count-matches", *rg_args(cmd, [str(d.path) for d in docs])],
-                              capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    counts = (row.rpartition(b":")[2] for row in proc.stdout.splitlines())
-    return sum(int(n) for n in counts if n.isdigit())
+    counts, error = _counts(rg_args(cmd), [str(d.path) for d in docs], timeout)
+    return None if error == "timeout" else sum(counts.values())
+
+
+ARG_BYTES = 96_000
+"""Bytes of paths handed to one ripgrep process: a folder of 50,000 files is searched in several, in order,
+never past the system's limit on an argument list."""
+
+
+def batches(paths: list[str], limit: int = ARG_BYTES) -> list[list[str]]:
+    out, size = [[]], 0
+    for p in paths:
+        if out[-1] and size + len(p) + 1 > limit:
+            out.append([])
+            size = 0
+        out[-1].append(p)
+        size += len(p) + 1
+    return out
+
+
+def _counts(args: list[str], paths: list[str], timeout: float) -> tuple[dict[str, int], str | None]:
+    """Matches per path (rg --count-matches), over as many rg processes as the paths need; an error or
+    "timeout" when one failed."""
+    rg, deadline, counts = find_rg(), time.monotonic() + timeout, {}
+    for batch in batches(paths):
+        try:
+            proc = subprocess.run([rg, "--count-matches", *args, "--", *batch], capture_output=True,
+                                  timeout=max(deadline - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            return counts, "timeout"
+        if proc.returncode == 2:
+            return counts, proc.stderr.decode("utf-8", "replace")
+        for row in proc.stdout.decode("utf-8", "replace").splitlines():
+            path, _, n = row.rpartition(":")
+            if n.isdigit():
+                counts[path] = counts.get(path, 0) + int(n)
+    return counts, None
+
+
+class rg_stream:
+    """ripgrep's match and context events as Hits, over as many rg processes as the paths need (run one after
+    another, so hits come in the documents' order), all within one time limit. `killed` tells whether the
+    limit stopped it, `error` what rg said when it failed. Close it (contextlib.closing) to stop early."""
+
+    def __init__(self, args: list[str], paths: list[str], timeout: float):
+        self.args, self.paths, self.deadline = args, paths, time.monotonic() + timeout
+        self.killed, self.error = False, ""
+        self._gen = self._run()
+
+    def __iter__(self):
+        return self._gen
+
+    def __next__(self):
+        return next(self._gen)
+
+    def close(self) -> None:
+        self._gen.close()
+
+    def _run(self):
+        rg = find_rg()
+        for batch in batches(self.paths):
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.killed = True
+                return
+            proc = subprocess.Popen([rg, "--json", *self.args, "--", *batch], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            timer = threading.Timer(left, proc.kill)
+            timer.start()
+            try:
+                yield from _hits(proc.stdout)
+            finally:
+                timer.cancel()
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+                err = proc.stderr.read().decode("utf-8", "replace").strip()
+                proc.stdout.close()
+                proc.stderr.close()
+                if proc.returncode == -signal.SIGKILL and time.monotonic() >= self.deadline - 0.05:
+                    self.killed = True
+                elif proc.returncode == 2 and err:
+                    self.error = err
+            if self.killed or self.error:
+                return
 
 
 def _hits(stream):

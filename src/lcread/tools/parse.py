@@ -6,14 +6,16 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-USAGE = """grep [-i] [-w] [-F] [-c] [-p] [-C N|-A N|-B N] [-m N] [-e PATTERN]... PATTERN [DOC...]
+USAGE = """search WORDS...           (the passages that best match these words, ranked; plain words, any form)
+grep [-i] [-w] [-F] [-c] [-p] [-C N|-A N|-B N] [-m N] [-e PATTERN]... PATTERN [DOC...]
      (-c counts matches; -p shows the section, chapter or function each hit is in, as DOC=LINE=heading)
 read DOC START END        (lines START..END; add --from N to continue inside a long line at character N)
 sed -n 'START,ENDp' DOC
+definition NAME           (where a name is defined: def, class, NAME = ..., #define, function, ...)
 head [-n N] DOC   tail [-n N] DOC   wc [DOC...]   ls [PAGE]
 answer "TEXT\""""
 
-NAMES = ("grep", "read", "sed", "head", "tail", "wc", "ls", "answer")
+NAMES = ("search", "grep", "read", "sed", "definition", "head", "tail", "wc", "ls", "answer")
 
 
 class ParseError(ValueError):
@@ -39,6 +41,10 @@ class Command:
     """read --from: the character of a long line to start at."""
     chars: int | None = None
     answer: str = ""
+    query: str = ""
+    """search: the words to rank passages by."""
+    skip: int = 0
+    """grep: hits already shown by the same grep (a repeat of a cut grep continues after them)."""
 
 
 def parse(text: str) -> Command:
@@ -242,6 +248,22 @@ def _parse_head_tail(name: str):
     return parse_it
 
 
+def _parse_search(args: list[str], text: str) -> Command:
+    words = " ".join(args).strip()
+    if not words:
+        raise ParseError("search needs words to look for, e.g. search ferry departure time")
+    return Command("search", text, query=words[:300])
+
+
+def _parse_definition(args: list[str], text: str) -> Command:
+    from lcread.tools.definitions import NAME
+
+    names = [a.strip("`'\"()") for a in args if a.strip("`'\"()")]
+    if len(names) < 1 or not NAME.match(names[0]):
+        raise ParseError("usage: definition NAME  (a name as code writes it, e.g. definition _DEFAULT_LIMIT)")
+    return Command("definition", text, patterns=[names[0]], docs=names[1:])
+
+
 def _parse_wc(args: list[str], text: str) -> Command:
     return Command("wc", text, docs=[a for a in args if not a.startswith("-")])
 
@@ -252,6 +274,6 @@ def _parse_ls(args: list[str], text: str) -> Command:
 
 
 _PARSERS = {
-    "grep": _parse_grep, "read": _parse_read, "sed": _parse_sed, "head": _parse_head_tail("head"),
+    "search": _parse_search, "definition": _parse_definition, "grep": _parse_grep, "read": _parse_read, "sed": _parse_sed, "head": _parse_head_tail("head"),
     "tail": _parse_head_tail("tail"), "wc": _parse_wc, "ls": _parse_ls,
 }

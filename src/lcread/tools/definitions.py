@@ -1,0 +1,64 @@
+"""definition NAME: where a name is defined, in code and in configuration, found by one ripgrep pass.
+
+In code a value often sits behind a name: `def __init__(self, limit=_DEFAULT_LIMIT)`, and elsewhere
+`_DEFAULT_LIMIT = 2 ** 16`. The forms recognised, by language:
+
+- Python: `def NAME`, `class NAME`, `NAME = ...` / `NAME: T = ...` (also `self.NAME = ...`)
+- C and C++: `#define NAME`, `struct|enum|union|class NAME`, a function head `T NAME(...)` without `;`,
+  `NAME = ...` in an initialiser, an enumerator `NAME = ...,`
+- JavaScript and TypeScript: `function NAME`, `const|let|var NAME`, `class|interface|type|enum NAME`,
+  a method head `NAME(...) {`
+- Go: `func NAME`, `func (r T) NAME`, `type|var|const NAME`
+- Rust: `fn|struct|enum|trait|type|const|static|mod NAME`, `macro_rules! NAME`
+- Java: `class|interface|enum|record NAME`, a method head `T NAME(...)`, a field `T NAME = ...`
+- configuration: `NAME = value`, `NAME: value`
+"""
+
+from __future__ import annotations
+
+import re
+
+FORMS = (
+    r"^\s*(?:async\s+)?def\s+{n}\b",
+    r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?(?:public\s+|private\s+|protected\s+)?(?:static\s+)?"
+    r"(?:final\s+)?(?:class|struct|enum|union|interface|trait|record|type|mod|module|namespace)\s+{n}\b",
+    r"^\s*(?:self\.)?{n}\s*(?::[^=\n]{{1,80}})?=[^=]",
+    r"^\s*#\s*define\s+{n}\b",
+    r"^\s*(?:export\s+)?(?:async\s+)?function\s*\*?\s*{n}\b",
+    r"^\s*(?:export\s+)?(?:const|let|var|static|final)\s+(?:mut\s+)?{n}\b",
+    r"^\s*func\s+(?:\([^)]*\)\s*)?{n}\b",
+    r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:const\s+)?fn\s+{n}\b",
+    r"^\s*macro_rules!\s+{n}\b",
+    r"^\s*(?:type|var|const)\s+{n}\b",
+    r"^[A-Za-z_][\w\s\*&<>,:]*[\s\*&]{n}\s*\([^;]*$",
+    r"^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|async)\s+)*[\w<>\[\],.?]+\s+{n}\s*\(",
+    r"^\s*(?:(?:public|private|protected|static|final)\s+)+[\w<>\[\],.?]+\s+{n}\s*(?:=|;)",
+    r"^\s*{n}\s*\([^)]*\)\s*(?::\s*[\w<>\[\]|. ]+)?\s*\{{",
+    r"^\s*[\"']?{n}[\"']?\s*[:=]\s*\S",
+)
+
+
+def definition_pattern(name: str) -> str:
+    """One regex matching a definition of `name` in any of the forms above."""
+    n = re.escape(name)
+    return "|".join(f"(?:{form.format(n=n)})" for form in FORMS)
+
+
+NAME = re.compile(r"^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*$")
+CONSTANT = re.compile(r"(?<![\w.])_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|(?<![\w.])_[A-Z][A-Z0-9]{2,}\b")
+"""A name written like a constant (`_DEFAULT_LIMIT`, `MAX_LINE`): what a value in code often hides behind."""
+
+
+def constants_used(line: str) -> list[str]:
+    """The constant-like names a line of code uses but does not itself define."""
+    names = list(dict.fromkeys(CONSTANT.findall(line)))
+    return [n for n in names if not re.match(rf"^\s*(?:self\.)?{re.escape(n)}\s*(?::[^=]*)?=[^=]", line)
+            and not re.match(rf"^\s*#\s*define\s+{re.escape(n)}\b", line)]
+
+
+CODE_SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".cpp", ".hpp", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".go",
+                 ".rs", ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".lua", ".sh")
+
+
+def is_code(name: str) -> bool:
+    return name.lower().endswith(CODE_SUFFIXES)

@@ -1,0 +1,437 @@
+"""search: the passages that best match a question's words, ranked by BM25 over word forms, with no index.
+
+Real questions rarely share their words with the document ("leave" / "left", "buffer limit" /
+`_DEFAULT_LIMIT`), and a small model does not reformulate a grep that found nothing. So lcread ranks
+passages itself:
+
+1. The query's content words become terms: lemmas (simplemma), every inflected form of them, and the parts
+   of identifiers (`snake_case`, `camelCase`, dotted names) as well as the whole identifier.
+2. Each term's weight (IDF) is estimated from a sample of the documents (all of them when they are small),
+   in units of about 400 characters, so a one-line document weighs its words like any other.
+3. ripgrep finds the lines that hold a form of the rarer terms (a prefilter: it scales with rg, to a 2 GB
+   log or a folder of 100,000 files); a common word never floods the candidates.
+4. Each candidate line (or, on a very long line, a window around each match) is scored with BM25; the best
+   are widened to passages of a few lines and scored again, overlapping passages merged, the top shown with
+   `DOC:LINE`, the heading path `grep -p` would show, and the page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import heapq
+import math
+import re
+from dataclasses import dataclass, field
+
+from lcread.tools.evidence import Shown
+from lcread.tools.grep import BASE_ARGS, rg_stream
+
+MAX_CANDIDATES = 20_000
+"""Candidate lines read from ripgrep at most (the rarest terms' lines come first)."""
+PREFILTER_UNITS = 4_000
+"""Estimated matching units past which a term is too common to prefilter on (unless it is the rarest)."""
+SAMPLE_BYTES = 8 << 20
+"""Bytes read to estimate the terms' weights; documents smaller than this together are read whole."""
+UNIT = 400
+"""Characters in the unit a term's frequency is counted over (lines, and pieces of longer lines)."""
+WINDOW = 300
+"""Characters shown either side of a match on a line too long to show whole."""
+PASSAGE = 700
+"""Characters a passage grows to around its best line."""
+TOP = 5
+"""Passages shown."""
+K1, B = 1.2, 0.75
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+)*")
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_ASKING = set("""what which who whom whose when where why how does do did is are was were can could would should will
+shall may might must much many default defaults""".split()) - {"default", "defaults"}
+
+
+@functools.lru_cache(maxsize=1)
+def _lemmas():
+    """simplemma's English dictionary, and the forms of each lemma (inverted once, lazily)."""
+    import simplemma
+    from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
+
+    table = DefaultDictionaryFactory().get_dictionary("en")
+    forms: dict[str, list[str]] = {}
+    for form in table:
+        lemma = table[form]
+        if form.isalpha() and form.islower():
+            forms.setdefault(lemma, []).append(form)
+    return simplemma, forms
+
+
+@functools.lru_cache(maxsize=65536)
+def lemma(word: str) -> str:
+    word = word.lower()
+    if not word.isalpha() or len(word) < 3:
+        return word
+    simplemma, _ = _lemmas()
+    try:
+        return simplemma.lemmatize(word, lang="en").lower()
+    except ValueError:
+        return word
+
+
+IRREGULAR = """arise arose arisen|awake awoke awoken|be was were been|bear bore borne born|beat beaten|become became|
+begin began begun|bend bent|bind bound|bite bit bitten|bleed bled|blow blew blown|break broke broken|breed bred|
+bring brought|build built|burn burnt|buy bought|catch caught|choose chose chosen|come came|cost|creep crept|
+cut|deal dealt|dig dug|do did done|draw drew drawn|dream dreamt|drink drank drunk|drive drove driven|eat ate eaten|
+fall fell fallen|feed fed|feel felt|fight fought|find found|flee fled|fly flew flown|forbid forbade forbidden|
+forget forgot forgotten|forgive forgave forgiven|freeze froze frozen|get got gotten|give gave given|go went gone|
+grind ground|grow grew grown|hang hung|have had|hear heard|hide hid hidden|hit|hold held|hurt|keep kept|
+kneel knelt|know knew known|lay laid|lead led|lean leant|leap leapt|learn learnt|leave left|lend lent|let|
+lie lay lain|light lit|lose lost|make made|mean meant|meet met|pay paid|put|quit|read|ride rode ridden|
+ring rang rung|rise rose risen|run ran|say said|see saw seen|seek sought|sell sold|send sent|set|shake shook shaken|
+shine shone|shoot shot|show shown|shrink shrank shrunk|shut|sing sang sung|sink sank sunk|sit sat|sleep slept|
+slide slid|speak spoke spoken|spend spent|spin spun|split|spread|spring sprang sprung|stand stood|steal stole stolen|
+stick stuck|sting stung|strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|take took taken|
+teach taught|tear tore torn|tell told|think thought|throw threw thrown|understand understood|wake woke woken|
+wear wore worn|weep wept|win won|wind wound|write wrote written|withdraw withdrew withdrawn|undo undid undone|
+overwrite overwrote overwritten|rebuild rebuilt|rewrite rewrote rewritten|mislead misled|oversee oversaw overseen"""
+_IRREGULAR = {}
+for _group in IRREGULAR.replace("\n", "").split("|"):
+    _words = _group.split()
+    for _w in _words:
+        _IRREGULAR.setdefault(_w, set()).update(_words)
+
+
+def forms_of(word: str) -> set[str]:
+    """A word, its lemma, the lemma's inflected forms (simplemma's dictionary, irregular verbs), and the
+    regular endings."""
+    low = word.lower()
+    base = lemma(word)
+    _, table = _lemmas()
+    out = {low, base, *table.get(base, [])[:24], *_IRREGULAR.get(low, ()), *_IRREGULAR.get(base, ())}
+    if base.isalpha() and len(base) >= 3:
+        stem = base[:-1] if base.endswith("e") else base
+        plural = base + "es" if base.endswith(("s", "x", "z", "ch", "sh")) else \
+            base[:-1] + "ies" if base.endswith("y") and base[-2:-1] not in "aeiou" else base + "s"
+        out |= {plural, stem + "ed", stem + "ing"}
+    return {f for f in out if len(f) >= 2}
+
+
+def split_identifier(token: str) -> list[str]:
+    """`HTTPStatus.IM_A_TEAPOT` -> http, status, im, a, teapot; `_DEFAULT_LIMIT` -> default, limit."""
+    return [p.lower() for piece in re.split(r"[_.\-/:]+", token) for p in _PARTS.findall(piece)]
+
+
+def is_identifier(token: str) -> bool:
+    return bool(re.search(r"[_.]", token.strip("._")) or re.search(r"[a-z][A-Z]", token)) and len(token) >= 3
+
+
+@dataclass
+class Term:
+    """One thing to look for: a lemma (or a whole identifier) with the surface forms that count as it."""
+
+    key: str
+    forms: set[str]
+    whole: bool = False
+    """An identifier matched as a whole (it also contributes its parts as terms)."""
+    idf: float = 1.0
+    share: float = 0.0
+    """Estimated share of units that hold the term."""
+
+
+def query_terms(text: str, stopwords: set[str]) -> list[Term]:
+    """The terms of a query: content words by lemma, identifiers whole and by part, numbers as they are."""
+    terms: dict[str, Term] = {}
+
+    def add(key: str, forms: set[str], whole: bool = False) -> None:
+        if key in terms:
+            terms[key].forms |= forms
+        else:
+            terms[key] = Term(key, forms, whole)
+
+    for match in _WORD.finditer(text):
+        token = match.group(0).strip(".'-")
+        if not token:
+            continue
+        if is_identifier(token):
+            for name in {token, *(p for p in token.split(".") if is_identifier(p))}:
+                add(name.lower().strip("_"), {name.lower().strip("_")}, whole=True)
+        for part in split_identifier(token) if re.search(r"[A-Za-z]", token) else [token]:
+            if part in stopwords or part in _ASKING or (len(part) < 3 and not part.isdigit()):
+                continue
+            if part.isdigit():
+                add(part, {part})
+            else:
+                add(lemma(part), forms_of(part))
+    return list(terms.values())
+
+
+def text_terms(text: str, index: dict[str, str]) -> list[str]:
+    """The query terms a text holds, token by token, in order (None for other tokens is left out, but a gap
+    is kept as '' so adjacency can be seen)."""
+    out: list[str] = []
+    for match in _WORD.finditer(text):
+        token = match.group(0).strip(".'-")
+        low = token.lower()
+        hit = index.get(low)
+        if hit is None and (is_identifier(token) or "_" in token):
+            parts = split_identifier(token)
+            if low in index:
+                out.append(index[low])
+            out.extend(index.get(p, "") for p in parts)
+            continue
+        out.append(hit or "")
+    return out
+
+
+@dataclass
+class Passage:
+    doc: object
+    start: int
+    end: int
+    """Lines start..end; for a window inside one long line, start == end and `chars` is set."""
+    text: str
+    score: float = 0.0
+    chars: tuple[int, int] | None = None
+    lines: list[tuple[int, str]] = field(default_factory=list)
+
+
+class Ranker:
+    """Scores texts against a query's terms (BM25, with a bonus for query terms side by side)."""
+
+    def __init__(self, terms: list[Term], avg_tokens: float = 60.0):
+        self.terms = {t.key: t for t in terms}
+        self.index = {f: t.key for t in sorted(terms, key=lambda t: t.whole) for f in t.forms}
+        self.avg = avg_tokens
+
+    def score(self, text: str) -> float:
+        found = text_terms(text, self.index)
+        if not any(found):
+            return 0.0
+        length = max(len(found), 1)
+        counts: dict[str, int] = {}
+        for key in found:
+            if key:
+                counts[key] = counts.get(key, 0) + 1
+        total = 0.0
+        for key, tf in counts.items():
+            idf = self.terms[key].idf
+            total += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / self.avg))
+        pairs = {(a, b) for a, b in zip(found, found[1:]) if a and b and a != b}
+        total += 0.5 * sum(min(self.terms[a].idf, self.terms[b].idf) for a, b in pairs)
+        return total
+
+
+def estimate_weights(docs, terms: list[Term]) -> None:
+    """Set each term's share of units and IDF from a sample of the documents (all of them when small)."""
+    units = 0
+    holding = {t.key: 0 for t in terms}
+    patterns = {t.key: re.compile("|".join(re.escape(f) for f in sorted(t.forms, key=len, reverse=True)))
+                for t in terms}
+    for text in _sample(docs):
+        for line in text.lower().splitlines():
+            for i in range(0, max(len(line), 1), UNIT):
+                piece = line[i:i + UNIT]
+                if not piece.strip():
+                    continue
+                units += 1
+                for key, pattern in patterns.items():
+                    if pattern.search(piece):
+                        holding[key] += 1
+    n = max(units, 1)
+    for t in terms:
+        share = holding[t.key] / n
+        t.share = share
+        t.idf = math.log(1 + (1 - share + 0.5 / n) / (share + 0.5 / n))
+        if t.whole:
+            t.idf *= 1.5  # an identifier named whole is the most telling term there is
+
+
+def _sample(docs):
+    """The documents' text, whole when small together, else evenly spaced blocks of each (and of a sample of
+    the documents, in a folder of thousands)."""
+    total = sum(d.size for d in docs)
+    if total <= SAMPLE_BYTES:
+        for d in docs:
+            with open(d.path, "rb") as f:
+                yield f.read().decode("utf-8", "replace")
+        return
+    chosen = docs if len(docs) <= 512 else [docs[i * len(docs) // 512] for i in range(512)]
+    per_doc = SAMPLE_BYTES // len(chosen)
+    block = 1 << 14
+    for d in chosen:
+        share = max(block, per_doc * d.size * len(chosen) // max(total, 1))
+        share = min(share, d.size, 4 * per_doc)
+        blocks = max(1, share // block)
+        with open(d.path, "rb") as f:
+            for i in range(blocks):
+                f.seek(d.size * i // blocks)
+                data = f.read(block)
+                cut = data.find(b"\n")
+                yield data[cut + 1 if 0 <= cut < len(data) - 1 and i else 0:].decode("utf-8", "ignore")
+
+
+def prefilter(terms: list[Term], units: int) -> list[Term]:
+    """The terms ripgrep looks for: the rarest first, while together they stay rare enough."""
+    ranked = sorted(terms, key=lambda t: (t.share, -len(t.key)))
+    chosen, expected = [], 0.0
+    for t in ranked:
+        if t.share == 0 and t.key.isdigit() is False and not t.whole and chosen and len(chosen) >= 4:
+            break
+        cost = t.share * units
+        if chosen and expected + cost > PREFILTER_UNITS:
+            break
+        chosen.append(t)
+        expected += cost
+    return chosen
+
+
+@dataclass
+class SearchResult:
+    text: str
+    shown: list[Shown]
+    passages: list[Passage]
+    candidates: int = 0
+    terms: list[Term] = field(default_factory=list)
+
+
+def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sections=None,
+           place_of=None, top: int = TOP) -> SearchResult:
+    """The top passages for `query` over `docs`, rendered under `cap` characters."""
+    terms = query_terms(query, stopwords)
+    if not terms:
+        return SearchResult(f"search needs words to look for (got {query!r})", [], [])
+    estimate_weights(docs, terms)
+    units = max(1, sum(d.size for d in docs) // UNIT)
+    looked = prefilter(terms, units)
+    ranker = Ranker(terms)
+    spots, candidates = _candidates(docs, looked, ranker, timeout)
+    passages = _passages(spots, ranker, sections)
+    text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
+    return SearchResult(text, shown, passages[:top], candidates, terms)
+
+
+def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float) -> tuple[list[Passage], int]:
+    """The best-scoring lines (or windows of long lines) that hold a prefilter term."""
+    forms = sorted({f for t in terms for f in t.forms if len(f) >= 3 or f.isdigit()})
+    if not forms:
+        return [], 0
+    by_path = {str(d.path): d for d in docs}
+    best: list[tuple[float, int, Passage]] = []
+    seen = 0
+    args = [*BASE_ARGS, "--ignore-case", "--fixed-strings", *[x for f in forms for x in ("-e", f)]]
+    with contextlib.closing(rg_stream(args, [str(d.path) for d in docs], timeout)) as hits:
+        for hit in hits:
+            doc = by_path.get(hit.path)
+            if doc is None or not hit.match:
+                continue
+            seen += 1
+            for spot in _spots(doc, hit):
+                spot.score = ranker.score(spot.text)
+                item = (spot.score, -seen, spot)
+                if len(best) < 60:
+                    heapq.heappush(best, item)
+                elif item[:2] > best[0][:2]:
+                    heapq.heapreplace(best, item)
+            if seen >= MAX_CANDIDATES:
+                break
+    return [p for _, _, p in sorted(best, key=lambda x: (-x[0], -x[1]))], seen
+
+
+def _spots(doc, hit) -> list[Passage]:
+    """A hit as the texts to score: the line, or a window around each match of a long line."""
+    if hit.body is not None and len(hit.body) <= 2 * WINDOW + UNIT:
+        text = hit.body.decode("utf-8", "replace").rstrip("\r\n")
+        return [Passage(doc, hit.number, hit.number, text, lines=[(hit.number, text)])]
+    out = []
+    windows = []
+    for s, e in hit.spans[:50]:
+        lo, hi = max(0, s - WINDOW), e + WINDOW
+        if windows and lo <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], hi)
+        else:
+            windows.append((lo, hi))
+    for lo, hi in windows[:12]:
+        data = hit.body[lo:hi] if hit.body is not None else doc.read_bytes(hit.offset + lo, hit.offset + hi)
+        data = data.split(b"\n", 1)[0]
+        text = data.decode("utf-8", "ignore")
+        before = hit.body[:lo] if hit.body is not None else None
+        start = len(before.decode("utf-8", "ignore")) if before is not None else doc.chars_in(hit.offset, hit.offset + lo)
+        out.append(Passage(doc, hit.number, hit.number, text, chars=(start, start + len(text)),
+                           lines=[(hit.number, text)]))
+    return out
+
+
+def _passages(spots: list[Passage], ranker: Ranker, sections=None) -> list[Passage]:
+    """Each spot widened to a passage around it and scored again with its heading path (a passage under
+    "class StreamReader > def __init__" is about StreamReader); overlapping passages keep the best."""
+    out: list[Passage] = []
+    for spot in spots:
+        passage = spot if spot.chars else _widen(spot)
+        heading = sections(passage.doc).enclosing(passage.start) if sections else None
+        passage.score = max(ranker.score(passage.text + ("\n" + heading[1] if heading else "")), spot.score)
+        if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
+               (p.chars is None or passage.chars is None or _overlap(p.chars, passage.chars))
+               or p.text == passage.text for p in out):  # overlapping, or a copy (a vendored file)
+            continue
+        out.append(passage)
+    return sorted(out, key=lambda p: -p.score)
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _widen(spot: Passage) -> Passage:
+    """The lines around a spot, up to PASSAGE characters: first the lines after it (a heading or a name is
+    often followed by what it says), then before, within its paragraph (a blank line or a page mark ends it)."""
+    doc, line = spot.doc, spot.start
+    rows = {line: spot.text}
+    size = len(spot.text)
+    lo = hi = line
+    after = list(doc.read_lines(line + 1, min(doc.lines, line + 8), max_bytes=PASSAGE))
+    before = list(doc.read_lines(max(1, line - 6), line - 1, max_bytes=PASSAGE))[::-1]
+    for direction in (after, before):
+        for row in direction:
+            text = row.text
+            if not text.strip() or text.startswith("[page ") or size + len(text) > PASSAGE:
+                break
+            rows[row.number] = text
+            size += len(text) + 1
+            lo, hi = min(lo, row.number), max(hi, row.number)
+    lines = sorted(rows.items())
+    return Passage(doc, lo, hi, "\n".join(t for _, t in lines), lines=lines)
+
+
+def _render(query: str, terms: list[Term], passages: list[Passage], candidates: int, cap: int, sections,
+            place_of) -> tuple[str, list[Shown]]:
+    words = ", ".join(t.key for t in sorted(terms, key=lambda t: t.share)[:8])
+    if not passages:
+        return (f"search found no passage with any of: {words}. Try other words for the same thing.", [])
+    head = f"search {query!r}: the {len(passages)} best passages of {candidates:,} lines matched " \
+           f"(terms, rarest first: {words})"
+    out, shown, size = [head], [], len(head)
+    for n, p in enumerate(passages, 1):
+        section = sections(p.doc).enclosing(p.start) if sections else None
+        place = place_of(p.doc.name, p.start) if place_of else None
+        where = f"{p.doc.name}:{p.start}" + (f"-{p.end}" if p.end > p.start else "")
+        label = " · ".join(filter(None, [where, place if place and place != (section or (0, ""))[1] else None,
+                                         section[1][:120] if section else None]))
+        rows = [f"[{n}] {label}"]
+        pieces = []
+        for number, text in p.lines:
+            if p.chars:
+                start, end = p.chars
+                rows.append(f"{number}: [chars {start:,}-{end:,}] …{text}…")
+                pieces.append(Shown(p.doc.name, number, start, text, kind="match", section=section))
+            else:
+                rows.append(f"{number}: {text}")
+                pieces.append(Shown(p.doc.name, number, 0, text, kind="match", section=section))
+        block = "\n".join(rows)
+        if size + len(block) + 1 > cap:
+            if n == 1:
+                block = block[: max(cap - size - 1, 0)]
+                out.append(block)
+                shown += [Shown(x.doc, x.line, x.start, x.text[: len(block)], x.kind, x.section) for x in pieces[:1]]
+            break
+        out.append(block)
+        shown += pieces
+        size += len(block) + 1
+    return "\n".join(out), shown
