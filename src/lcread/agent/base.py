@@ -148,35 +148,12 @@ class CommandLoop:
             if observation.next is not None:
                 self.continuations[" ".join(command.text.split())] = observation.next
             outputs.append(observation.text if len(commands) == 1 else f"{command.docs[0]}:\n{observation.text}")
-            if command.name == "search":
-                outputs.append(self.follow_names(observation))
         text = "\n".join(filter(None, outputs))
         label = "; ".join(c.text for c in commands)
         self.trace.event("command", step=0, command=label, chars=len(text), auto=True)
         self.display.step(number=0, command=label, observation=text, truncated=False, error=False,
                           context=0, limit=self.config.context_limit)
         self.context.first(label, Observation(text))
-
-    def follow_names(self, observation: Observation) -> str:
-        """In code, a value often sits behind a name (`limit=_DEFAULT_LIMIT`): the definitions of the constants
-        the best passages use, looked up by lcread so the chain is shown (and both lines can be cited)."""
-        from lcread.tools.definitions import constants_used, is_code
-
-        names: list[str] = []
-        for piece in observation.shown[:12]:
-            if is_code(piece.doc):
-                names += [n for n in constants_used(piece.text) if n not in names]
-        out = []
-        for name in names[:2]:
-            command = Command("definition", f"definition {name}", patterns=[name])
-            key = " ".join(command.text.split())
-            if key in self.seen:
-                continue
-            self.seen[key] = self.stats.steps
-            found = self.run_tool(command)
-            if not found.error and found.shown:
-                out.append(f"lcread looked up `{command.text}` (a name these lines use):\n{found.text[:1500]}")
-        return "\n".join(out)
 
     @property
     def grammar(self) -> str | None:
@@ -274,8 +251,6 @@ class CommandLoop:
         if command.name == "grep" and observation.search and not observation.search.matches \
                 and not observation.error and not observation.search.counted:
             observation.text += "\n" + self.searched_instead(command)
-        elif command.name == "search":
-            observation.text = "\n".join(filter(None, [observation.text, self.follow_names(observation)]))
         self.recheck()
         return observation
 

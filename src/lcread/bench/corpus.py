@@ -18,6 +18,28 @@ NOVELS = ["prideprejudice", "sensesensibility", "mansfieldpark", "emma", "northa
 _DATA = "usr/lib/R/site-library/janeaustenr/data"
 
 
+def debian_files(packages: list[str], folder: str) -> Path:
+    """The files of Debian packages, unpacked (dpkg-deb -x) under the cache folder `folder`: fetched once with
+    apt-get download, never installed. Returns the folder the packages' paths are relative to."""
+    root = cache_dir() / folder
+    stamp = root / ".unpacked"
+    if stamp.is_file() and stamp.read_text().split() == sorted(packages):
+        return root
+    if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+        raise LcreadError(f"the documents come from Debian's {', '.join(packages)}: this needs apt-get and dpkg-deb")
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        got = subprocess.run(["apt-get", "download", *packages], cwd=tmp, capture_output=True, text=True)
+        debs = glob.glob(f"{tmp}/*.deb")
+        if got.returncode != 0 or len(debs) < len(packages):
+            raise LcreadError(f"could not fetch Debian's {', '.join(packages)} (run apt-get update): "
+                              + got.stderr.strip()[-200:])
+        for deb in debs:
+            subprocess.run(["dpkg-deb", "-x", deb, str(root)], check=True)
+    stamp.write_text(" ".join(sorted(packages)))
+    return root
+
+
 def austen_folder() -> Path:
     """The package's data folder: installed system-wide, or unpacked from the .deb into the cache."""
     system = Path("/") / _DATA

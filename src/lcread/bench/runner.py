@@ -16,7 +16,7 @@ from lcread.acs.reader import FoldReader
 from lcread.acs.calibrate import Trajectory
 from lcread.acs.replay import oracle_tokens, replay
 from lcread.bench.corpus import austen_text
-from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, score, vt, where
+from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, real_tasks, score, vt, where
 from lcread.config import AcsConfig, LoopConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
@@ -25,7 +25,7 @@ from lcread.models import Model
 from lcread.run import Settings, answer
 from lcread.trace import Trace
 
-SUITES = ("niah", "niah-single", "qa", "vt", "mc", "count", "where")
+SUITES = ("niah", "niah-single", "qa", "vt", "mc", "count", "where", "real")
 MODES = ("select", "sac", "acs", "full-context", "select:unchecked", "sac:unchecked")
 """`:unchecked` runs the mode with --no-sufficiency: answers accepted as given (still checked and reported)."""
 STOPS = ("acs", "full", "random", "verbalized", "end")
@@ -38,6 +38,9 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
     data = hotpot_data() if "qa" in suites else []
     tasks = []
     for suite in suites:
+        if suite == "real":  # questions over real documents, per_suite of each document, every phrasing
+            tasks += real_tasks(per_suite)
+            continue
         for i in range(per_suite):
             chars, depth, tid = lengths[i % len(lengths)], (i + 0.5) / per_suite, f"{suite}-{seed}-{i:03d}"
             if suite == "niah":  # every kind at every length
@@ -91,13 +94,43 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
                                 loop=LoopConfig(sufficiency=not mode.endswith(":unchecked")))
             with DocumentStore.open([task.path]) as store:
                 result = answer(model, store, question, settings, SilentDisplay(), trace)
-            rows.append({**base, **result.to_dict(), "mode": mode, "error": None,
+                found = _evidence_checks(task, store, result) if task.evidence_text else {}
+            rows.append({**base, **result.to_dict(), "mode": mode, "error": None, **found,
                          "correct": score(task, result.answer), "wall_time": round(time.monotonic() - started, 3)})
+        elif mode == "acs" and task.evidence_text:
+            rows.append({**base, "mode": mode, "answer": None, "correct": False,
+                         "error": "acs is not run on the real-document suite (its evidence is a line, not a chunk)"})
         elif mode == "acs":
             rows += _acs_rows(task, model, stops, config, trace, seed, base)
         else:
             raise LcreadError(f"unknown mode {mode!r}: use {', '.join(MODES)}")
     return rows
+
+
+def evidence_lines(store: DocumentStore, text: str) -> set[tuple[str, int]]:
+    """The (document, line) pairs whose line holds `text` (spacing aside)."""
+    from lcread.tools.grep import count_matches  # noqa: F401  (rg is needed: fail early if it is missing)
+    from lcread.tools import Command, ToolRunner
+
+    want = " ".join(text.split())
+    head = want[:40]
+    found = ToolRunner(store).run(Command("grep", f"grep -F {head!r}", patterns=[head], flags={"-F"}))
+    return {(s.doc, s.line) for s in found.shown if s.kind == "match" and want in " ".join(
+        next(store.get(s.doc).read_lines(s.line, s.line, 1 << 16)).text.split())}
+
+
+def _evidence_checks(task: Task, store: DocumentStore, result) -> dict:
+    """For a real-document task: whether the answer cites the evidence line (attributed), and whether lcread's
+    ranked first step (no model) already shows it."""
+    from lcread.grounding.question import parse_options
+    from lcread.tools import ToolRunner
+
+    lines = evidence_lines(store, task.evidence_text)
+    first = ToolRunner(store).ranked(parse_options(task.question)[0])
+    shown = {(s.doc, s.line) for s in first.shown}
+    cited = {(c.doc, c.line) for c in result.citations}
+    return {"evidence_lines": sorted(lines), "cites_evidence": bool(cited & lines),
+            "first_step_holds_evidence": bool(shown & lines), "evidence_found": bool(lines)}
 
 
 def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:

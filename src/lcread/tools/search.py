@@ -146,10 +146,18 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
         else:
             terms[key] = Term(key, forms, whole)
 
+    words: list[str] = []
     for match in _WORD.finditer(text):
         token = match.group(0).strip(".'-")
         if not token:
             continue
+        low = token.lower()
+        if low.isalpha() and low not in stopwords and low not in _ASKING and len(low) >= 3:
+            if words and words[-1]:  # "pool size" is also `POOLSIZE`, "iter lines" `iter_lines`
+                add(words[-1] + low, {words[-1] + low, f"{words[-1]}_{low}"}, whole=True)
+            words.append(low)
+        else:
+            words.append("")
         if is_identifier(token):
             for name in {token, *(p for p in token.split(".") if is_identifier(p))}:
                 add(name.lower().strip("_"), {name.lower().strip("_")}, whole=True)
@@ -366,7 +374,8 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None) -> list[Passa
     for spot in spots:
         passage = spot if spot.chars else _widen(spot)
         heading = sections(passage.doc).enclosing(passage.start) if sections else None
-        passage.score = max(ranker.score(passage.text + ("\n" + heading[1] if heading else "")), spot.score)
+        where = passage.doc.name + ("\n" + heading[1] if heading else "")
+        passage.score = max(ranker.score(passage.text + "\n" + where), spot.score)
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
                (p.chars is None or passage.chars is None or _overlap(p.chars, passage.chars))
                or p.text == passage.text for p in out):  # overlapping, or a copy (a vendored file)
