@@ -22,6 +22,10 @@ from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 
 
+SUBJECT_MATCHES, SUBJECT_SHARE = 100, 0.02
+"""A question term matched at least this often, and on at least this share of the lines, names the subject."""
+
+
 class Context:
     """How a command loop keeps what the model sees between steps. `begin` hands it the loop, whose question,
     tools, model, config, trace, display and evidence it reads."""
@@ -82,7 +86,8 @@ class CommandLoop:
         self.refused_unread = 0
         self.evidence = EvidenceLog()
         asked, options = parse_options(question)
-        self.verifier = Verifier(classify(asked, options), self.evidence, self.tools.count, self.place_of)
+        self.verifier = Verifier(self.without_subject(classify(asked, options)), self.evidence, self.tools.count,
+                                 self.place_of)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.continuations: dict[str, Command] = {}
@@ -131,6 +136,18 @@ class CommandLoop:
         command = context.read(reply.text)
         self.format_errors = 0
         context.observe(command, self.execute(command))
+
+    def without_subject(self, profile):
+        """The question's terms, less those that name what the documents are about ("Bash" in the Bash manual,
+        "gnuplot" in gnuplot's pages): a term on a large share of the lines cannot tell one fact from another,
+        and the line stating the answer rarely repeats it."""
+        lines = sum(d.lines for d in self.tools.store.docs)
+        subject = [t for t in profile.terms if self.tools.count(t) >= max(SUBJECT_MATCHES, SUBJECT_SHARE * lines)]
+        if subject:
+            profile.terms = [t for t in profile.terms if t not in subject]
+            profile.parts = [p for p in profile.parts if p not in subject]
+            self.trace.event("subject_terms", terms=subject)
+        return profile
 
     def first_step(self, question: str) -> None:
         """lcread's own first step (DESIGN §8a), so that no run starts blind: inputs small enough for one read

@@ -226,7 +226,8 @@ ARG_BYTES = 96_000
 never past the system's limit on an argument list."""
 
 
-def batches(paths: list[str], limit: int = ARG_BYTES) -> list[list[str]]:
+def batches(paths: list[str], limit: int | None = None) -> list[list[str]]:
+    limit = limit or ARG_BYTES
     out, size = [[]], 0
     for p in paths:
         if out[-1] and size + len(p) + 1 > limit:

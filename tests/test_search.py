@@ -1,0 +1,195 @@
+"""The ranked search, definitions, lcread's first step, continued outputs and searchable text, on real rg."""
+
+import pytest
+
+from lcread.agent.sac import SacReader
+from lcread.agent.select import SelectReader
+from lcread.config import LoopConfig, ToolConfig
+from lcread.convert.formats import searchable
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.grounding.question import STOPWORDS
+from lcread.models.scripted import ScriptedModel
+from lcread.tools import ToolRunner, parse
+from lcread.tools import grep as grep_module
+from lcread.tools.search import forms_of, query_terms
+from lcread.trace import MemoryTrace
+
+FILLER = [f"Line {i}: the harbour road runs past the orchard and the mill towards the bridge." for i in range(1, 400)]
+
+
+def hay(write, line: int, text: str, name="log.txt"):
+    lines = list(FILLER)
+    lines[line - 1] = text
+    return write(name, "\n".join(lines) + "\n")
+
+
+def test_query_terms_cover_word_forms_identifiers_and_joined_words():
+    assert {"left", "leaves", "leaving"} <= forms_of("leave")
+    terms = {t.key: t for t in query_terms("What is the default buffer limit of HTTPStatus.IM_A_TEAPOT?", STOPWORDS)}
+    assert {"default", "buffer", "limit", "teapot", "im_a_teapot"} <= set(terms)
+    assert terms["im_a_teapot"].whole and "bufferlimit" in terms  # "buffer limit" may be written BUFFERLIMIT
+    assert "what" not in terms and "is" not in terms
+
+
+def test_search_finds_a_passage_that_uses_other_forms_of_the_question_s_words(write):
+    store = DocumentStore.open([str(hay(write, 250, "The harbour log says the ferry left at 6:15 on Tuesday."))])
+    out = ToolRunner(store).run(parse("search when did the ferry leave"))
+    first = out.text.splitlines()[1]
+    assert first.startswith("[1] log.txt:") and "250: The harbour log says the ferry left at 6:15" in out.text
+    assert any(s.line == 250 for s in out.shown)
+
+
+def test_search_shows_the_heading_path_of_each_passage(write):
+    text = "# Guide\n\n## Backups\n\n" + "\n".join(FILLER[:50]) + "\n\n## Network\n\nThe backup service listens on " \
+           "port 7420 unless BACKUP_PORT is set.\n"
+    store = DocumentStore.open([str(write("guide.md", text))])
+    out = ToolRunner(store).run(parse("search which port does the backup service listen on"))
+    assert "[1] guide.md:" in out.text and "# Guide > ## Network" in out.text.splitlines()[1]
+
+
+def test_search_on_one_long_line_shows_windows_with_character_offsets(write):
+    line = " ".join(["filler words about nothing in particular"] * 3000)
+    line = line[:60_000] + " The gale warning count at Brennan Ford was four. " + line[60_000:]
+    store = DocumentStore.open([str(write("one.txt", line + "\n"))])
+    out = ToolRunner(store).run(parse("search gale warnings Brennan Ford"))
+    assert "1: [chars 59," in out.text and "Brennan Ford was four" in out.text
+    piece = next(s for s in out.shown if "Brennan" in s.text)
+    assert piece.start > 59_000 and len(out.text) <= 6000
+
+
+def test_search_without_a_match_says_so(write):
+    store = DocumentStore.open([str(hay(write, 3, "nothing here"))])
+    out = ToolRunner(store).run(parse("search zeppelin airship"))
+    assert out.error and "no passage" in out.text
+
+
+def test_definition_finds_names_in_several_languages(write):
+    write("src/streams.py", "import os\n\n_DEFAULT_LIMIT = 2 ** 16  # 64 KiB\n\nclass StreamReader:\n"
+                            "    def __init__(self, limit=_DEFAULT_LIMIT):\n        self._limit = limit\n")
+    write("src/main.go", "package main\n\nfunc ParseDate(s string) (time.Time, error) {\n\treturn nil\n}\n")
+    write("src/conf.h", "#define MAX_NAME_SIZE 256\nint parse(void);\n")
+    store = DocumentStore.open([str(write("src/x.txt", "x\n").parent)])
+    tools = ToolRunner(store)
+    assert "streams.py:3:_DEFAULT_LIMIT = 2 ** 16" in tools.run(parse("definition _DEFAULT_LIMIT")).text
+    assert "main.go:3:func ParseDate" in tools.run(parse("definition ParseDate")).text
+    assert "conf.h:1:#define MAX_NAME_SIZE 256" in tools.run(parse("definition MAX_NAME_SIZE")).text
+    missing = tools.run(parse("definition NoSuchName"))
+    assert "no definition of 'NoSuchName'" in missing.text
+
+
+def test_ranked_search_in_code_shows_the_constant_a_default_hides_behind(write):
+    body = "\n".join(f"def helper_{i}(x):\n    return x + {i}\n" for i in range(80))
+    write("lib/streams.py", body + "\n\nclass StreamReader:\n    def __init__(self, limit=_DEFAULT_LIMIT, loop=None):\n"
+                            "        # The buffer limit is the line length limit.\n        self._limit = limit\n")
+    write("lib/constants.py", "\n".join(f"OTHER_{i} = {i}" for i in range(200)) + "\n_DEFAULT_LIMIT = 2 ** 16\n")
+    store = DocumentStore.open([str(write("lib/README", "a library\n").parent)])
+    found = ToolRunner(store).ranked("What is the default buffer limit of a StreamReader?")
+    assert "def __init__(self, limit=_DEFAULT_LIMIT" in found.text
+    assert "definition _DEFAULT_LIMIT" in found.text and "constants.py:201:_DEFAULT_LIMIT = 2 ** 16" in found.text
+    assert any(s.doc.endswith("constants.py") and s.line == 201 for s in found.shown)
+
+
+def test_grep_and_search_work_over_more_paths_than_one_rg_argument_list_holds(write, monkeypatch):
+    monkeypatch.setattr(grep_module, "ARG_BYTES", 2_000)  # 300 files need several rg processes
+    for i in range(300):
+        write(f"many/file_with_a_long_name_{i:03d}.txt", f"record {i}\n" + ("the needle is here\n" if i == 277 else ""))
+    store = DocumentStore.open([str(write("many/zzz.txt", "last\n").parent)])
+    tools = ToolRunner(store)
+    assert "file_with_a_long_name_277.txt:2:the needle is here" in tools.run(parse("grep needle")).text
+    assert tools.run(parse("grep -c record")).text.count(": 1 matches") == 300
+    assert "2: the needle is here" in tools.run(parse("search needle")).text
+    assert len(grep_module.batches([str(d.path) for d in store.docs])) > 1
+
+
+def test_a_folder_file_that_cannot_be_read_is_skipped_with_a_warning(write):
+    write("site/empty.html", "<html><body></body></html>")
+    write("site/page.html", "<html><body><p>The ferry left at 6:15.</p></body></html>")
+    store = DocumentStore.open([str(write("site/notes.txt", "notes\n").parent)])
+    assert sorted(d.name for d in store.docs) == ["site/notes.txt", "site/page.html"]
+    assert any("skipped 1 files that could not be read" in w and "empty.html" in w for w in store.warnings)
+
+
+def test_searchable_text_joins_hyphenation_and_folds_ligatures():
+    assert searchable("an ASN.1 iden\ufffetifier") == "an ASN.1 identifier"
+    assert searchable("de\ufffe\nfinition of the \ufb01le\u00a0size") == "definition of the file size"
+    assert searchable("line one\nline two\n").count("\n") == 2
+
+
+def test_plain_text_with_ligatures_and_soft_hyphens_is_found_by_its_own_words(write):
+    store = DocumentStore.open([str(write("t.txt", "The con\u00adfig \ufb01le holds the\u00a0limit.\nsecond line\n"))])
+    out = ToolRunner(store).run(parse('grep -F "config file holds the limit"'))
+    assert "t.txt:1:The config file holds the limit." in out.text and store.docs[0].lines == 2
+
+
+# --- lcread's first step, and outputs that continue -------------------------------------------------------
+
+def loop(kind, model, store, **config):
+    reader = {"select": SelectReader, "sac": SacReader}[kind]
+    trace = MemoryTrace()
+    return reader(model, ToolRunner(store), SilentDisplay(), trace, LoopConfig(**config)), trace
+
+
+def test_a_small_input_is_read_whole_and_answered_in_one_call(write):
+    store = DocumentStore.open([str(write("ferry.txt", "The harbour log says the ferry left at 6:15.\n"))])
+    model = ScriptedModel(['answer "6:15"'])
+    reader, trace = loop("select", model, store)
+    result = reader.run("When did the ferry leave?")
+    assert (result.answer, result.verified, len(model.calls)) == ("6:15", True, 1)
+    assert "1: The harbour log says the ferry left at 6:15." in model.calls[0]["messages"][1]["content"]
+    first = trace.of("command")[0]
+    assert (first["step"], first["command"], first["auto"]) == (0, "read ferry.txt 1 1", True)
+
+
+@pytest.mark.parametrize("kind", ["select", "sac"])
+def test_the_first_observation_is_lcread_s_ranked_search(write, kind):
+    store = DocumentStore.open([str(hay(write, 321, "Drafting rules: the ferry departed from pier 9 at 6:15."))])
+    model = ScriptedModel(['answer "6:15"'])
+    reader, _ = loop(kind, model, store)
+    result = reader.run("When did the ferry leave?")
+    first = model.calls[0]["messages"][-1]["content"]
+    assert "search When did the ferry leave?" in first and "321: Drafting rules: the ferry departed" in first
+    assert result.verified and len(model.calls) == 1
+
+
+def test_a_grep_that_finds_nothing_is_answered_with_the_ranked_search(write):
+    store = DocumentStore.open([str(hay(write, 200, "The ferry left the harbour at 6:15."))])
+    model = ScriptedModel(['grep "departure"', 'answer "6:15"'])
+    reader, _ = loop("select", model, store, first_step=False)
+    reader.run("When did the ferry leave?")
+    seen = model.calls[1]["messages"][-1]["content"]
+    assert "no matches for 'departure'" in seen and "lcread searched for the passages" in seen
+    assert "200: The ferry left the harbour at 6:15." in seen
+
+
+@pytest.mark.parametrize("kind", ["select", "sac"])
+def test_a_cut_read_asked_again_continues_where_it_stopped(write, kind):
+    line = "x" * 7000 + " The answer is 4817263. " + "y" * 8000
+    store = DocumentStore.open([str(write("long.txt", "head\n" + line + "\n"))])
+    state = '\n{"current_step": "reading", "plan": [], "completion_requirements": [], "findings": [], "next_steps": []}'
+    reply = "read long.txt 2 2" + (state if kind == "sac" else "")
+    model = ScriptedModel([reply, reply, reply, 'answer "4817263"'])
+    reader, trace = loop(kind, model, store, first_step=False)
+    result = reader.run("What is the answer?")
+    second = model.calls[2]["messages"][-1]["content"]
+    assert "continues where it stopped" in second and "The answer is 4817263" in second
+    assert result.answer == "4817263" and result.verified
+    third = model.calls[3]["messages"][-1]["content"]
+    assert "yyyy" in third and "xxxx" not in third.split("continues where it stopped", 1)[1]
+
+
+def test_a_cut_grep_asked_again_shows_the_next_matches(write):
+    store = DocumentStore.open([str(write("m.txt", "".join(f"match number {i} {'z' * 60}\n" for i in range(200))))])
+    model = ScriptedModel(["grep match", "grep match", 'answer "none"'])
+    reader, _ = loop("select", model, store, first_step=False, max_refusals=0)
+    reader.run("What is the last match number?")
+    first, again = model.calls[1]["messages"][-1]["content"], model.calls[2]["messages"][-1]["content"]
+    last_first = max(int(n) for n in __import__("re").findall(r"m\.txt:(\d+):", first))
+    shown_again = [int(n) for n in __import__("re").findall(r"m\.txt:(\d+):", again)]
+    assert shown_again and min(shown_again) == last_first + 1
+
+
+def test_tool_config_cap_bounds_the_ranked_search(write):
+    store = DocumentStore.open([str(hay(write, 10, "The ferry left at 6:15."))])
+    out = ToolRunner(store, ToolConfig(read_chars=600)).run(parse("search ferry harbour road orchard"))
+    assert len(out.text) <= 600
