@@ -9,6 +9,7 @@ from lcread.documents import DocumentStore
 from lcread.grounding import EvidenceLog, Verifier, classify
 from lcread.models.scripted import ScriptedModel
 from lcread.tools import ToolRunner, parse
+from lcread.tools.evidence import Shown
 from lcread.trace import MemoryTrace
 
 FACTS = """Annual report of the county hospitals.
@@ -249,3 +250,29 @@ def test_without_sufficiency_any_answer_is_accepted_and_reported_unverified(tool
     result = SelectReader(model, tools, SilentDisplay(), MemoryTrace(), LoopConfig(sufficiency=False, first_step=False)).run(
         "How many beds did the Marlow Street hospital report?")
     assert (result.answer, result.final, result.verified) == ("68,564", True, False)
+
+
+# --- answers that cannot be verified, whatever the phrasing ---------------------------------------------
+
+def test_a_page_reference_does_not_verify_a_value():
+    log = EvidenceLog()
+    log.add([Shown("r.pdf", 40, 0, "See Section B.3.1 [Setting paper size], page 57, for the paper size R uses.")])
+    v = Verifier(classify("What paper size does R select at configuration by default?"), log)
+    assert not v.check("57").ok
+
+
+def test_an_answer_with_nothing_to_look_for_is_unverified_not_a_crash():
+    log = EvidenceLog()
+    log.add([Shown("d.txt", 1, 0, "The unclaimed crates at Dunmere numbered 21,595 in the latest tally.")])
+    verdict = Verifier(classify("According to the latest figures, how many unclaimed crates were there?"), log) \
+        .check("the")
+    assert not verdict.ok and verdict.missing
+
+
+def test_a_unit_in_the_question_asks_for_a_number():
+    assert classify("What is the longest line, in bytes, that http.client accepts?").answer_type == "number"
+    assert classify("How long may a package name be?").answer_type == "number"
+    log = EvidenceLog()
+    log.add([Shown("c.py", 3, 0, "_MAXLINE = 65536 is the longest line http.client accepts, in bytes.")])
+    v = Verifier(classify("What is the longest line, in bytes, that http.client accepts?"), log)
+    assert not v.check("http.client.connect").ok

@@ -57,8 +57,11 @@ class Verifier(GroundedValues):
         if wrong:
             return wrong
         atoms = self.atoms(answer)
-        found = {a: [s for s in self.log.sentences() if has(s.context if p.kind == "where" else s.norm, a)]
-                 for a in atoms}
+        if not atoms:
+            return Verdict(False, missing=f"the answer {answer!r} holds nothing lcread can look for in the documents",
+                           step=self._term_step(), kind_ok=False)
+        found = {a: [s for s in self.log.sentences() if has(s.context if p.kind == "where" else s.norm, a)
+                     and (p.kind == "page" or not _only_a_reference(s.norm, a))] for a in atoms}
         absent = [a for a, where in found.items() if not where]
         if absent and p.kind not in ("where", "count", "page"):
             unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
@@ -442,6 +445,18 @@ class Verifier(GroundedValues):
 
 def _THOUSANDS(number: str) -> str:
     return number.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number) else number.rstrip(",")
+
+
+_REFERENCE = re.compile(r"\b(?:page|pages|p\.|pp\.|section|sec\.|chapter|figure|table|footnote|line|lines)\s+$")
+
+
+def _only_a_reference(sentence: str, atom: str) -> bool:
+    """Whether a number stands in the sentence only as a reference to a place ("Section B.3.1 [Setting paper
+    size], page 57"), never as a value: such a number answers "which page", nothing else."""
+    if not re.fullmatch(r"[\d.]+", atom):
+        return False
+    places = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(atom)}(?![\w])", sentence)]
+    return bool(places) and all(_REFERENCE.search(sentence[max(0, at - 12):at]) for at in places)
 
 
 def _shape(token: str) -> str:

@@ -25,6 +25,11 @@ _NUMBER_ASK = re.compile(
     r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
     r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
     r"capacity|population|length|width|height|weight|temperature|speed|duration)\b", re.I)
+_UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits|seconds|milliseconds|microseconds|"
+                       r"minutes|hours|days|weeks|months|years|characters|chars|lines|pixels|points|inches|centimeters|"
+                       r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
+                       r"\bhow (long|large|big|wide|tall|high|deep|heavy|fast|many|much)\b", re.I)
+"""A number asked for by its unit ("the longest line, in bytes"), whatever the rest of the question says."""
 _DATE_ASK = re.compile(r"^\s*when\b|\b(what|which|in which|in what)\s+(year|date|day|month|time|decade|century)\b"
                        r"|\bwhen (did|was|were|is|will|does|do)\b", re.I)
 _PERSON_ASK = re.compile(r"^\s*(who|whom|whose)\b|\b(which|what) (person|man|woman|author|writer|director|"
@@ -135,9 +140,9 @@ def _counted(q: str) -> list[str]:
 
 
 def _answer_type(q: str) -> str:
-    if _DATE_ASK.search(q):
+    if _DATE_ASK.search(q) and not re.search(r"\bin (seconds|milliseconds|minutes|hours|days)\b", q, re.I):
         return "date"
-    if _NUMBER_ASK.search(q):
+    if _NUMBER_ASK.search(q) or _UNIT_ASK.search(q):
         return "number"
     if _PERSON_ASK.search(q):
         return "person"
