@@ -276,3 +276,74 @@ def test_a_unit_in_the_question_asks_for_a_number():
     log.add([Shown("c.py", 3, 0, "_MAXLINE = 65536 is the longest line http.client accepts, in bytes.")])
     v = Verifier(classify("What is the longest line, in bytes, that http.client accepts?"), log)
     assert not v.check("http.client.connect").ok
+
+
+# --- competing evidence and counts, checked by lcread over the whole input ------------------------------
+
+SURVEYS = """The arsenal reports follow.
+In its spring survey the Oxbury arsenal counted 350 muskets awaiting repair.
+Harvest notes and other filler about the weather in the hills.
+The Kelton arsenal counted 515 muskets awaiting repair in its spring survey.
+In its autumn survey the Oxbury arsenal counted 420 muskets awaiting repair.
+"""
+
+
+def gate(tools, question):
+    from lcread.grounding.question import parse_options
+
+    log = EvidenceLog()
+    return Verifier(classify(parse_options(question)[0]), log, tools.count, None, tools.occurrences), log
+
+
+def test_a_second_value_the_question_also_matches_keeps_an_answer_unverified(write):
+    tools = ToolRunner(DocumentStore.open([str(write("surveys.txt", SURVEYS))]))
+    v, log = gate(tools, "How many muskets awaiting repair did the Oxbury arsenal count in its spring survey and "
+                         "in its autumn survey?")
+    log.add(tools.run(parse("grep -i oxbury")).shown)
+    one = v.check("350")
+    assert not one.ok and "420" in one.missing and "autumn" in one.missing
+    assert one.step == "read surveys.txt 5 5"
+    assert v.check("350 in spring and 420 in autumn").ok
+
+
+def test_a_look_alike_the_question_tells_apart_does_not_block_the_answer(write):
+    tools = ToolRunner(DocumentStore.open([str(write("surveys.txt", SURVEYS))]))
+    v, log = gate(tools, "How many muskets awaiting repair did the Kelton arsenal count?")
+    log.add(tools.run(parse("grep -i kelton")).shown)
+    assert v.check("515").ok  # Oxbury's lines lack Kelton: the question tells them apart
+
+
+def test_an_equally_matching_line_with_another_value_is_not_verified(write):
+    text = "Filler.\nThe pump at the mill delivers 40 litres a minute.\nMore filler.\n" \
+           "The pump at the mill delivers 65 litres a minute.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("pump.txt", text))]))
+    v, log = gate(tools, "How many litres a minute does the pump at the mill deliver?")
+    log.add(tools.run(parse("read pump.txt 1 2")).shown)
+    verdict = v.check("40")
+    assert not verdict.ok and "matches the question as well" in verdict.missing and "65" in verdict.missing
+
+
+def test_counts_count_sentences_on_one_long_line_over_the_whole_input(write):
+    filler = " ".join(["Nothing of note happened at the quay that week."] * 1200)
+    gales = [" The Brennan Ford harbour master logged a gale on 3 May. ", " The Brennan Ford harbour master "
+             "logged a gale on 9 June. ", " The Brennan Ford harbour master logged a gale on 1 July. ",
+             " The Brennan Ford harbour master logged a gale on 30 August. "]
+    line = filler + gales[0] + filler + gales[1] + filler + gales[2] + filler + gales[3] + filler
+    tools = ToolRunner(DocumentStore.open([str(write("log.txt", line + "\n"))]))
+    assert len(line) > 200_000
+    v, log = gate(tools, "How many gales did the Brennan Ford harbour master log?")
+    log.add(tools.run(parse("grep -i -F 'Brennan Ford'")).shown)
+    assert not v.check("1").ok
+    verdict = v.check("4")
+    assert verdict.ok and len(verdict.citations) == 4
+
+
+def test_a_capitalised_first_word_is_not_a_name_and_a_stated_figure_verifies(write):
+    text = "Customs notes.\nThe latest tally kept by the customs house at Dunmere lists 21,595 unclaimed crates.\n" \
+           "The customs house at Portwick lists 3,112 unclaimed crates.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("customs.txt", text))]))
+    question = "According to the latest figures, how many unclaimed crates were there at Dunmere's customs house?"
+    assert classify(question).terms == ["Dunmere"]
+    v, log = gate(tools, question)
+    log.add(tools.run(parse("grep -i dunmere")).shown)
+    assert v.check("21,595").ok and not v.check("0").ok

@@ -87,7 +87,7 @@ class CommandLoop:
         self.evidence = EvidenceLog()
         asked, options = parse_options(question)
         self.verifier = Verifier(self.without_subject(classify(asked, options)), self.evidence, self.tools.count,
-                                 self.place_of)
+                                 self.place_of, self.tools.occurrences)
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.continuations: dict[str, Command] = {}

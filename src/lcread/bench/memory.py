@@ -1,7 +1,8 @@
 """`lcread bench --memory`: peak memory of lcread and ripgrep together on huge inputs (no model; it writes
 about 3 GB of files under --out and removes them unless --keep).
 
-Cases: a 2 GB log (indexed, grepped for a rare line and counted, its tail read), the same log compressed
+Cases: a 2 GB log (indexed, grepped for a rare line and counted, its tail read, the ranked search run cold
+and warm), a folder of 100,000 small files (grepped, searched, listed), the same log compressed
 with gzip (converted once, streaming, then from the cache), a generated 1,000-page PDF (the test extra's
 fpdf2), a 50 MB single line (grepped with -i for a rare and a frequent word, read from the middle), and a
 10 GB sparse file (refused at once). Each case runs in a fresh process; a sampler reads VmRSS and RssAnon
@@ -31,7 +32,8 @@ except Exception as e:
     print(f"refused in {time.monotonic() - started:.2f} s: {e}")
     raise SystemExit(0)
 tools = ToolRunner(store)
-print(f"indexed {store.docs[0].size:,} bytes, {store.docs[0].lines:,} lines in {time.monotonic() - started:.1f} s")
+print(f"indexed {sum(d.size for d in store.docs):,} bytes, {sum(d.lines for d in store.docs):,} lines, "
+      f"{len(store.docs):,} documents in {time.monotonic() - started:.1f} s")
 for command in sys.argv[2:]:
     t = time.monotonic()
     out = tools.run(parse(command))
@@ -122,6 +124,18 @@ def write_one_line(path: Path) -> None:
         f.write(b'{"needle": "SECRET-42"}\n')
 
 
+def write_many(path: Path, count: int = 100_000) -> None:
+    """A folder of `count` small files in 100 subfolders, one of which holds the rare line."""
+    for i in range(count):
+        sub = path / f"part{i % 100:02d}"
+        if i < 100:
+            sub.mkdir(parents=True, exist_ok=True)
+        text = f"2026-11-30T10:00:{i % 60:02d} INFO worker-{i % 32} request {i} served in 12 ms\n"
+        if i == 77_777:
+            text += "2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9\n"
+        (sub / f"log-{i:06d}.txt").write_text(text)
+
+
 def write_sparse(path: Path) -> None:
     with open(path, "wb") as f:
         f.truncate(10 << 30)
@@ -133,7 +147,8 @@ def run(folder: Path, keep: bool = False) -> None:
     big = folder / "big.log"
     cases = [
         ("2 GB of log lines", big, lambda p: write_lines(p, 2 << 30),
-         ["grep -i 'quota exceeded'", "grep -c worker-17", "tail -n 2 big.log"]),
+         ["grep -i 'quota exceeded'", "grep -c worker-17", "tail -n 2 big.log",
+          "search which volume ran out of disk quota", "search disk quota exceeded volume"]),
         ("the 2 GB log, gzip-compressed", folder / "app.log.gz", lambda p: write_gzip(p, big),
          ["grep -i 'quota exceeded'", "tail -n 1 app.log.gz"]),
         ("the same .gz again (converted text from the cache)", folder / "app.log.gz", None, ["grep -i 'quota exceeded'"]),
@@ -142,12 +157,14 @@ def run(folder: Path, keep: bool = False) -> None:
         ("a 50 MB single line", folder / "one-line.json", write_one_line,
          ["grep -i secret-42", "grep -i lorem", "read one-line.json 1 1 --from 25000000"]),
         ("a 10 GB sparse file", folder / "sparse.bin", write_sparse, []),
+        ("a folder of 100,000 files", folder / "many", write_many,
+         ["grep -F 'quota exceeded'", "search which volume ran out of disk quota", "ls 400"]),
     ]
     try:
         for title, path, write, commands in cases:
             if write and not path.exists():
                 write(path)
-            print(f"{title} ({path.stat().st_size:,} bytes)")
+            print(f"{title} ({path.stat().st_size:,} bytes)" if path.is_file() else title)
             measure(path, commands)
     finally:
         if not keep:

@@ -87,14 +87,24 @@ class GroundedValues:
 
 
     def _counts(self) -> list[str]:
-        """What a complete search lets one count: the lines with the question's place or name, and those of
-        them that also name what is counted."""
+        """What lcread can count: the sentences with the question's place or name (over the whole input when
+        lcread can search it, else from a complete search shown), and those of them that also name what is
+        counted."""
+        from lcread.grounding.evidence import EvidenceLog
+
         term = self._main_term()
-        search = self.log.searched(term) if term else None
-        if search is None:
+        if term is None:
             return []
-        rows = {(s.doc, s.line): s for s in self.log.sentences()
-                if (s.doc, s.line) in set(search.lines) and has(s.context, term)}
+        if self.occurrences is not None:
+            whole = EvidenceLog()
+            whole.add(self.occurrences(term))
+            pool = whole.sentences()
+        else:
+            search = self.log.searched(term)
+            if search is None:
+                return []
+            pool = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines)]
+        rows = {(s.doc, s.line, s.start): s for s in pool if has(s.context, term)}
         needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
         both = [s for s in rows.values() if all(has(s.context, t) or prefix(stem(t), s.context) for t in needs)]
         return list(dict.fromkeys([str(len(both)), str(len(rows))]))

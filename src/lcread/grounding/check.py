@@ -15,6 +15,7 @@ from lcread.grounding.candidates import GroundedValues
 from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
 from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, prefix
 from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
+from lcread.tools.evidence import Shown
 
 
 
@@ -33,12 +34,15 @@ class Verdict:
 
 
 class Verifier(GroundedValues):
-    def __init__(self, profile: Profile, log: EvidenceLog, counter=None, place_of=None):
+    def __init__(self, profile: Profile, log: EvidenceLog, counter=None, place_of=None, occurrences=None):
         self.profile, self.log = profile, log
         self.counter = counter
+        """term -> how many matches the documents hold (lets a next step grep the rarest keyword)."""
         self.place_of = place_of
         """(document, line) -> where in the source the line came from ("page 12"), for converted documents."""
-        """term -> how many matches the documents hold (lets a next step grep the rarest keyword)."""
+        self.occurrences = occurrences
+        """term -> every piece of the documents that holds it (lcread's own search of the whole input, no model
+        tokens): what the competing-evidence check reads."""
 
     def check(self, answer: str) -> Verdict:
         p = self.profile
@@ -68,7 +72,59 @@ class Verifier(GroundedValues):
             return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
                            step=_grep(unsearched[0] if unsearched else absent[0]))
         route = getattr(self, f"_{p.kind}", self._lookup)
-        return route(answer, atoms, found)
+        verdict = route(answer, atoms, found)
+        if verdict.ok and verdict.applies and p.answer_type in ("number", "date") and p.kind in ("lookup", "parts"):
+            return self._competing(atoms, verdict)
+        return verdict
+
+    def _competing(self, atoms: list[str], verdict: Verdict) -> Verdict:
+        """Competing evidence (DESIGN §8), whatever the question's words: lcread searches the whole input for
+        the sentences that carry the question's words the cited sentence carries, and collects the values of the
+        asked kind in them. A sentence that matches the question as well as the cited one (or names a word of
+        the question the cited one lacks: "spring and autumn") and holds a value the answer leaves out means the
+        answer is not established: that value is what lcread shows next."""
+        if self.occurrences is None or not verdict.citations:
+            return verdict
+        cited = set().union(*(self._question_words(c.quote + " " + (c.place or "")) for c in verdict.citations))
+        key = self._rarest(cited)
+        if key is None:
+            return verdict
+        log = EvidenceLog()
+        log.add(self.occurrences(key))
+        have = set(self._main_atoms(atoms))
+        quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
+        for s in log.sentences():
+            if (s.doc, s.line, s.text) in quoted:
+                continue
+            others = [v for v in self._values(s.text) if v not in have and not _only_a_reference(s.norm, v)]
+            if not others:
+                continue
+            words = self._question_words(s.context)
+            if words < cited or not words:
+                continue  # it lacks a word of the question the cited sentence has: the question tells them apart
+            self.log.add([Shown(s.doc, s.line, s.start, s.text, kind="match")])
+            why = "matches the question as well" if words == cited else \
+                f"also matches the question ({', '.join(sorted(words - cited))})"
+            return Verdict(False, verdict.citations + [cite(s)],
+                           missing=f"another line {why} and holds {others[0]!r}, which the answer leaves out: "
+                                   f"{s.doc}:{s.line}: {s.text[:160]}", step=f"read {s.doc} {s.line} {s.line}")
+        return verdict
+
+    def _question_words(self, text: str) -> frozenset[str]:
+        """The question's terms and keywords that a text carries."""
+        low = norm(text)
+        return frozenset([t for t in self.profile.terms if has(low, t)] +
+                         [k for k in self.profile.keywords if prefix(stem(k), low)])
+
+    def _rarest(self, words: frozenset[str]) -> str | None:
+        """Of the question's words a sentence carries, the one the documents hold least often (a term first)."""
+        terms = [t for t in self.profile.terms if t in words] or [k for k in self.profile.keywords if k in words]
+        if not terms:
+            return None
+        if self.counter is None:
+            return terms[0]
+        counts = {t: self.counter(t) for t in terms}
+        return min((t for t in terms if counts[t]), key=lambda t: counts[t], default=None)
 
     # --- answer content -------------------------------------------------------------------------------
 
@@ -225,30 +281,41 @@ class Verifier(GroundedValues):
         return inside
 
     def _count(self, answer, atoms, found) -> Verdict:
+        """Counts count occurrences, never lines: the sentences that hold the counted thing and the question's
+        terms (four on one 217,000-character line are four), counted by lcread over the whole input itself; or
+        a count the documents state outright ("logged 5 gale warnings")."""
         numbers = [int(a) for a in atoms if a.isdigit()]
         term = self._main_term() or (self.profile.count_words[0] if self.profile.count_words else None)
         if term is None or not numbers:
             return self._lookup(answer, atoms, found)
-        search = self.log.searched(term)
-        if search is None:
-            return Verdict(False, missing=f"a count needs every line with {term!r} shown", step=_grep(term))
         needs = [t for t in self.profile.terms if t != term] + self.profile.count_words
-        rows = [s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines) and has(s.context, term)
-                and all(has(s.context, t) or prefix(stem(t), s.context) for t in needs if t.lower() != term.lower())]
-        lines = {(s.doc, s.line): s for s in rows}
-        counted = [c for c in self.log.searches if c.counted and c.matches in numbers
-                   and any(norm(term) in norm(p) for p in c.patterns) and not needs]
-        if len(lines) in numbers or counted:
-            return Verdict(True, [cite(s) for s in lines.values()][:12])
         nouns = [stem(w) for w in self.profile.count_words] or ["time", "occurr", "entr"]
         for n in numbers:  # a count the documents state outright: "logged 5 gale warnings"
             for s in found.get(str(n), []):
                 follows = re.search(rf"(?<![\d.,]){n}\s+([a-z-]+)", s.norm)
                 if follows and any(follows.group(1).startswith(x) for x in nouns) and self._carries(s) is not None:
                     return Verdict(True, [cite(s)])
-        return Verdict(False, [cite(s) for s in lines.values()][:12], missing=f"the shown lines with {term!r}"
-                       + (f" and {', '.join(needs)}" if needs else "") + f" number {len(lines)}, not "
-                       f"{numbers[0]}", step=None)
+
+        def counted(sentences) -> dict:
+            return {(s.doc, s.line, s.start): s for s in sentences if has(s.context, term) and all(
+                has(s.context, t) or prefix(stem(t), s.context) for t in needs if t.lower() != term.lower())}
+
+        if self.occurrences is not None:  # lcread counts over the whole input, whatever the model was shown
+            whole = EvidenceLog()
+            whole.add(self.occurrences(term))
+            events = counted(whole.sentences())
+            self.log.add([Shown(s.doc, s.line, s.start, s.text, kind="match") for s in events.values()])
+        else:
+            search = self.log.searched(term)
+            if search is None:
+                return Verdict(False, missing=f"a count needs every line with {term!r} shown", step=_grep(term))
+            events = counted(s for s in self.log.sentences() if (s.doc, s.line) in set(search.lines))
+        cited = [cite(s) for s in events.values()][:12]
+        if len(events) in numbers:
+            return Verdict(True, cited)
+        return Verdict(False, cited, missing=f"lcread finds {len(events)} sentences with {term!r}"
+                       + (f" and {', '.join(needs)}" if needs else "") + f" in the documents, not {numbers[0]}",
+                       step=_grep(term))
 
     def _page(self, answer, atoms, found) -> Verdict:
         numbers = [a for a in atoms if a.isdigit()]

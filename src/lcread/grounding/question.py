@@ -176,6 +176,9 @@ def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list
         if _is_id(w):
             dotted = "." in w and not whole and not re.fullmatch(r"[\d.]+", w)
             terms.append(w.rsplit(".", 1)[-1] if dotted else w)
+        elif i == 0 and found[0].start() == len(q) - len(q.lstrip()) and _common_word(w) and not (
+                i + 1 < len(words) and joined(0) and words[1][0].isupper()):
+            pass  # "According to the latest figures, ...": capitalised only because it begins the question
         elif w[0].isupper() and w.lower() not in STOPWORDS and not (w.isupper() and w.isalpha() and len(w) <= 5):
             phrase = [w]
             while i + 1 < len(words) and joined(i) and (words[i + 1][0].isupper() or
@@ -192,6 +195,22 @@ def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list
     return out
 
 
+def _common_word(word: str) -> bool:
+    """Whether a capitalised word is an ordinary English word (in simplemma's dictionary, as a form or a lemma),
+    not a name."""
+    from lcread.tools.search import _lemmas
+
+    _, forms = _lemmas()
+    low = word.lower()
+    return word[1:].islower() and (low in forms or _is_form(low))
+
+
+def _is_form(word: str) -> bool:
+    from lcread.tools.search import lemma
+
+    return lemma(word) != word
+
+
 def _is_id(w: str) -> bool:
     if re.fullmatch(r"\d[\d,.]*", w):
         return True  # a number in the question is a term too
@@ -199,7 +218,7 @@ def _is_id(w: str) -> bool:
 
 
 def content_words(text: str) -> list[str]:
-    words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", text)]
+    words = [re.sub(r"['’]s$", "", w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z'’-]+", text)]
     return list(dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) >= 3))
 
 

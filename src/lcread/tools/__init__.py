@@ -44,6 +44,16 @@ class ToolRunner:
         return count_matches(Command("grep", "", patterns=[term], flags={"-i", "-F"}), self.store.docs,
                              self.config.grep_timeout) or 0
 
+    OCCURRENCES_CAP = 120_000
+    """Characters of windows lcread reads for itself when it checks an answer against the whole input."""
+
+    def occurrences(self, term: str) -> list[Shown]:
+        """Every piece of the documents that holds `term` (case aside), a window per match on a long line, for
+        lcread's own checks (never shown to the model; bounded)."""
+        cmd = Command("grep", "", patterns=[term], flags={"-i", "-F"})
+        result = Grep(cmd, self.store.docs, self.OCCURRENCES_CAP, self.config.match_window, self.config.grep_timeout).run()
+        return [s for s in result.shown if s.kind == "match"]
+
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
         if doc.name not in self._sections:
