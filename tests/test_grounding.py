@@ -347,3 +347,17 @@ def test_a_capitalised_first_word_is_not_a_name_and_a_stated_figure_verifies(wri
     v, log = gate(tools, question)
     log.add(tools.run(parse("grep -i dunmere")).shown)
     assert v.check("21,595").ok and not v.check("0").ok
+
+
+def test_with_no_name_in_the_question_the_answer_must_come_from_a_best_matching_passage(write):
+    lines = [f"Routine entry {i}: the depot clerk filed the daily sheet." for i in range(1, 200)]
+    lines[40] = "The Linux kernel source is often unpacked in a build directory chosen by the user."
+    lines[150] = "The operating system kernel must be located in either / or /boot."
+    store = DocumentStore.open([str(write("fhs.txt", "\n".join(lines) + "\n"))])
+    question = "Where must the operating system kernel be located?"
+    wrong = ScriptedModel(["grep -i kernel", 'answer "Linux"', 'answer "Linux"', 'answer "Linux"', 'answer "Linux"'])
+    result = SelectReader(wrong, ToolRunner(store), SilentDisplay(), MemoryTrace(), MECHANICS).run(question)
+    assert result.answer == "Linux" and result.verified is False
+    right = ScriptedModel(["grep -i kernel", 'answer "/boot"'])
+    result = SelectReader(right, ToolRunner(store), SilentDisplay(), MemoryTrace(), MECHANICS).run(question)
+    assert result.verified and result.citations[0].line == 151

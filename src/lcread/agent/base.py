@@ -16,6 +16,7 @@ from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
+from lcread.grounding.check import BEST_PASSAGES
 from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
@@ -87,7 +88,7 @@ class CommandLoop:
         self.evidence = EvidenceLog()
         asked, options = parse_options(question)
         self.verifier = Verifier(self.without_subject(classify(asked, options)), self.evidence, self.tools.count,
-                                 self.place_of, self.tools.occurrences)
+                                 self.place_of, self.tools.occurrences, lambda: self.best_passages(asked))
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
         self.continuations: dict[str, Command] = {}
@@ -148,6 +149,10 @@ class CommandLoop:
             profile.parts = [p for p in profile.parts if p not in subject]
             self.trace.event("subject_terms", terms=subject)
         return profile
+
+    def best_passages(self, question: str):
+        """lcread's ranked search for the question, for the sufficiency gate."""
+        return self.tools.ranked(question, top=BEST_PASSAGES)
 
     def first_step(self, question: str) -> None:
         """lcread's own first step (DESIGN §8a), so that no run starts blind: inputs small enough for one read

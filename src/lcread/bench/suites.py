@@ -69,9 +69,11 @@ def score_answer(prediction: str | None, expected: list[str], options: list[str]
         text = labelled.get(letter, "")
         return re.match(rf"\s*\(?{letter}\b", prediction) is not None or \
             bool(text) and normalize(text) in normalize(prediction)
+    prediction = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", prediction)  # 4,817,263 is 4817263
     got = f" {normalize(prediction)} "
-    return all(any(f" {normalize(alt)} " in got or normalize(alt) in got.replace(" ", "") for alt in a.split("|"))
-               for a in expected)  # a part holding "|" accepts any of its alternatives
+    return all(any(f" {normalize(alt)} " in got or not normalize(alt).replace(" ", "").isdigit()
+                   and normalize(alt) in got.replace(" ", "") for alt in a.split("|"))
+               for a in expected)  # a part holding "|" accepts any of its alternatives; a number only whole
 
 
 def _key(rng: random.Random) -> str:

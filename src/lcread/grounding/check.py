@@ -33,8 +33,14 @@ class Verdict:
     """False when the answer is not of the kind asked for (or only repeats the question)."""
 
 
+BEST_PASSAGES, BEST_SHARE = 3, 0.7
+"""An answer to a question without names must sit in one of the 3 best passages, in a sentence scoring at least
+70% of the best one there (and the passage at least 70% of the best passage)."""
+
+
 class Verifier(GroundedValues):
-    def __init__(self, profile: Profile, log: EvidenceLog, counter=None, place_of=None, occurrences=None):
+    def __init__(self, profile: Profile, log: EvidenceLog, counter=None, place_of=None, occurrences=None,
+                 best_passages=None):
         self.profile, self.log = profile, log
         self.counter = counter
         """term -> how many matches the documents hold (lets a next step grep the rarest keyword)."""
@@ -43,6 +49,9 @@ class Verifier(GroundedValues):
         self.occurrences = occurrences
         """term -> every piece of the documents that holds it (lcread's own search of the whole input, no model
         tokens): what the competing-evidence check reads."""
+        self.best_passages = best_passages
+        """() -> lcread's ranked search for the question (passages best first, and the query's weighted terms):
+        where an answer to a question with no name in it must come from."""
 
     def check(self, answer: str) -> Verdict:
         p = self.profile
@@ -151,7 +160,10 @@ class Verifier(GroundedValues):
                                                                           kind_ok=False)
         own = [w for w in re.split(r"[^a-z0-9]+", low) if w and w not in STOPWORDS]
         asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
-        if own and all(w in asked for w in own) and p.kind != "choice":
+        # a compound token (~/.bash_history, HTTPStatus.OK) is a word of its own unless the question writes it
+        compounds = [t.strip(".,;:!?()\"'") for t in low.split() if re.search(r"\w[_./~-]\w|^[~/.]", t.strip(".,;:!?()\"'"))]
+        new_compound = any(c and c not in p.question.lower() for c in compounds)
+        if own and all(w in asked for w in own) and p.kind != "choice" and not new_compound:
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
                            step=self._term_step(), kind_ok=False)
         kind = p.answer_type
@@ -366,6 +378,8 @@ class Verifier(GroundedValues):
         or in a shown sentence that shares an entity with it. Returns the linking sentences ([] when none
         are needed), or None."""
         p = self.profile
+        if not p.terms and self.best_passages is not None:
+            return [] if self._in_best_passage(s) else None
         if not p.terms:
             need = min(1 if len(p.keywords) <= 2 else 2, len(p.keywords))
             have = self._coverage(s)
@@ -406,6 +420,37 @@ class Verifier(GroundedValues):
         if key not in self._memo_values:
             self._memo_values[key] = compute()
         return self._memo_values[key]
+
+    def _in_best_passage(self, s: Sentence) -> bool:
+        """With no name or number in the question to tie the answer to, the answer must come from one of the
+        passages that match the question best over the whole input (lcread's ranked search, lemmas and all),
+        and from a sentence there that matches the question about as well as the best one does (with the lines
+        beside it: a PDF breaks sentences across lines): a sentence that merely sits near the question's words
+        ("6.1. Linux" in a table of contents) establishes nothing."""
+        from lcread.tools.search import Ranker
+
+        found = self._memo("best", self.best_passages)
+        best = found.passages[:BEST_PASSAGES] if found else []
+        if not best:
+            return False
+        floor = BEST_SHARE * best[0].score
+        inside = [p for p in best if p.score >= floor]
+        if not any(p.doc.name == s.doc and p.start <= s.line <= p.end for p in inside):
+            return False
+        ranker = self._memo("ranker", lambda: Ranker(found.terms))
+
+        def score(x: Sentence) -> float:
+            return ranker.score(" ".join(self._around(x)))
+
+        top = self._memo("best_sentence", lambda: max(
+            (score(x) for x in self.log.sentences() for p in inside
+             if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
+        return score(s) >= BEST_SHARE * top > 0
+
+    def _around(self, s: Sentence) -> list[str]:
+        """A sentence with the shown lines just before and after its line (where a broken sentence goes on)."""
+        lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
+        return [lines.get((s.doc, s.line - 1), ""), s.text, lines.get((s.doc, s.line + 1), "")]
 
     def _coverage(self, s: Sentence) -> int:
         return sum(prefix(stem(k), s.context) for k in self.profile.keywords)
