@@ -17,6 +17,7 @@ from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.check import BEST_PASSAGES
+from lcread.tools.search import TOP
 from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
@@ -162,7 +163,7 @@ class CommandLoop:
             commands = [Command("read", f"read {d.name} 1 {d.lines}", docs=[d.name], start=1, end=d.lines)
                         for d in docs]
         else:
-            commands = [Command("search", f"search {question}", query=question)]
+            commands = [Command("search", f"search {question}", query=question, count=TOP)]
         outputs = []
         for command in commands:
             observation = self.run_tool(command)

@@ -73,7 +73,7 @@ class Verifier(GroundedValues):
         if not atoms:
             return Verdict(False, missing=f"the answer {answer!r} holds nothing lcread can look for in the documents",
                            step=self._term_step(), kind_ok=False)
-        found = {a: [s for s in self.log.sentences() if has(s.context if p.kind == "where" else s.norm, a)
+        found = {a: [s for s in self.log.sentences() if _holds(s.context if p.kind == "where" else s.norm, a)
                      and (p.kind == "page" or not _only_a_reference(s.norm, a))] for a in atoms}
         absent = [a for a, where in found.items() if not where]
         if absent and p.kind not in ("where", "count", "page"):
@@ -429,7 +429,9 @@ class Verifier(GroundedValues):
         ("6.1. Linux" in a table of contents) establishes nothing."""
         from lcread.tools.search import Ranker
 
-        found = self._memo("best", self.best_passages)
+        if not hasattr(self, "_best_found"):  # one ranked search per run: it depends on the question alone
+            self._best_found = self.best_passages()
+        found = self._best_found
         best = found.passages[:BEST_PASSAGES] if found else []
         if not best:
             return False
@@ -440,17 +442,26 @@ class Verifier(GroundedValues):
         ranker = self._memo("ranker", lambda: Ranker(found.terms))
 
         def score(x: Sentence) -> float:
-            return ranker.score(" ".join(self._around(x)))
+            return ranker.score(self._whole(x))
 
         top = self._memo("best_sentence", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
              if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
-        return score(s) >= BEST_SHARE * top > 0
+        return score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self._whole(s))) >= 3
 
-    def _around(self, s: Sentence) -> list[str]:
-        """A sentence with the shown lines just before and after its line (where a broken sentence goes on)."""
+    def _whole(self, s: Sentence) -> str:
+        """A sentence as written, where a line break cut it (PDF text): the end of the line before when the
+        sentence begins its line and that line ends mid-sentence, the start of the next when it ends its line
+        without a full stop."""
         lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
-        return [lines.get((s.doc, s.line - 1), ""), s.text, lines.get((s.doc, s.line + 1), "")]
+        text = s.text
+        before, after = lines.get((s.doc, s.line - 1)), lines.get((s.doc, s.line + 1))
+        own = lines.get((s.doc, s.line), "")
+        if before and s.start == 0 and not before.rstrip().endswith((".", "!", "?", ":")):
+            text = re.split(r"(?<=[.!?])\s+", before.strip())[-1] + " " + text
+        if after and own.rstrip().endswith(s.text.rstrip()) and not s.text.rstrip().endswith((".", "!", "?")):
+            text += " " + re.split(r"(?<=[.!?])\s+", after.strip())[0]
+        return text
 
     def _coverage(self, s: Sentence) -> int:
         return sum(prefix(stem(k), s.context) for k in self.profile.keywords)
@@ -508,15 +519,18 @@ class Verifier(GroundedValues):
     def _values(self, text: str) -> list[str]:
         if self.profile.answer_type == "date":
             return [m.group(0) for m in DATE.finditer(text)]
-        return [_THOUSANDS(m) for m in self._raw_values(text)]
+        return [str(NUMBER_WORDS[v.lower()]) if v.lower() in NUMBER_WORDS else _THOUSANDS(v)
+                for v in self._raw_values(text)]
 
     def _raw_values(self, text: str) -> list[str]:
-        """Values of the asked kind (dates, else numbers) as the text writes them, once the question's own
-        terms are taken out (a number inside a name such as quiet-harbor-42 is not a value)."""
+        """Values of the asked kind (dates, else numbers, small ones also spelled out) as the text writes them,
+        once the question's own terms are taken out (a number inside a name such as quiet-harbor-42 is not a
+        value)."""
         for term in sorted(self.profile.terms, key=len, reverse=True):
             text = re.sub(re.escape(term), " ", text, flags=re.I)
-        pattern = DATE if self.profile.answer_type == "date" else NUMBER
-        return [m.group(0) for m in pattern.finditer(text)]
+        if self.profile.answer_type == "date":
+            return [m.group(0) for m in DATE.finditer(text)]
+        return [m.group(0) for m in _VALUE.finditer(text)]
 
     def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
         """A name shaped like the answer's items, in the linked sentences but not in the answer (names found
@@ -560,15 +574,32 @@ def _THOUSANDS(number: str) -> str:
 
 
 _REFERENCE = re.compile(r"\b(?:page|pages|p\.|pp\.|section|sec\.|chapter|figure|table|footnote|line|lines)\s+$")
+_NUMBERED_HEADING = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s+[A-Z\"'/(]|^\s*(\d+(?:\.\d+)+\.?|\d+\.)\s*$")
+_LEADER = re.compile(r"(?:\.\s?){4,}\s*(\d+)\s*$")
+
+
+_SPELLED = {str(n): w for w, n in NUMBER_WORDS.items()}
+_VALUE = re.compile(NUMBER.pattern + r"|\b(?:" + "|".join(w for w in NUMBER_WORDS if w != "zero") + r")\b", re.I)
+
+
+def _holds(text: str, atom: str) -> bool:
+    """Whether the text holds the atom, a small number also as a word ("at least two characters")."""
+    return has(text, atom) or atom in _SPELLED and has(text, _SPELLED[atom])
 
 
 def _only_a_reference(sentence: str, atom: str) -> bool:
     """Whether a number stands in the sentence only as a reference to a place ("Section B.3.1 [Setting paper
-    size], page 57"), never as a value: such a number answers "which page", nothing else."""
+    size], page 57"), a heading's number ("12.5. Copyright") or a table of contents' page ("Purpose ..... 3"),
+    never as a value: such a number answers "which page" or "which section", nothing else."""
     if not re.fullmatch(r"[\d.]+", atom):
         return False
+    heading = _NUMBERED_HEADING.match(sentence)
+    leader = _LEADER.search(sentence)
     places = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(atom)}(?![\w])", sentence)]
-    return bool(places) and all(_REFERENCE.search(sentence[max(0, at - 12):at]) for at in places)
+    return bool(places) and all(_REFERENCE.search(sentence[max(0, at - 12):at])
+                                or heading and at == (heading.start(1) if heading.group(1) else heading.start(2))
+                                or leader and at == leader.start(1)
+                                for at in places)
 
 
 def _shape(token: str) -> str:

@@ -101,7 +101,7 @@ class ToolRunner:
         return Observation(result.text, shown=result.shown, search=search)
 
     def _search(self, cmd: Command, docs: list[Document]) -> Observation:
-        found = self.ranked(cmd.query, docs or self.store.docs)
+        found = self.ranked(cmd.query, docs or self.store.docs, top=cmd.count)
         return Observation(found.text, shown=found.shown, error=not found.passages and not found.candidates)
 
     def ranked(self, query: str, docs: list[Document] | None = None, top: int = 5, cap: int | None = None):
@@ -142,7 +142,7 @@ class ToolRunner:
             source = self.store.by_name[name].source
             return source.locate(line) if source is not None else None
 
-        return search(query, docs or self.store.docs, cap, self.config.grep_timeout, STOPWORDS,
+        return search(query, docs or self.store.docs, cap, self.config.grep_timeout, STOPWORDS - SEARCHED,
                       self.sections, place_of, top=top)
 
     def _definition(self, cmd: Command, docs: list[Document]) -> Observation:
@@ -227,6 +227,12 @@ class ToolRunner:
 
     def _answer(self, cmd: Command, docs: list[Document]) -> Observation:
         return Observation(cmd.answer)
+
+
+SEARCHED = frozenset("""name names named called number numbers value values mentioned listed given appear appears
+along across after before during between since until among within without behind beyond near upon toward towards
+against own same other""".split())
+"""Words the grounding treats as the question's frame but a search must look for: "package name", "after"."""
 
 
 def _read_command(doc: Document, start: int, end: int, from_char: int = 0) -> Command:

@@ -252,7 +252,9 @@ def _parse_search(args: list[str], text: str) -> Command:
     words = " ".join(args).strip()
     if not words:
         raise ParseError("search needs words to look for, e.g. search ferry departure time")
-    return Command("search", text, query=words[:300])
+    from lcread.tools.search import TOP
+
+    return Command("search", text, query=words[:300], count=TOP)
 
 
 def _parse_definition(args: list[str], text: str) -> Command:

@@ -37,16 +37,18 @@ UNIT = 400
 """Characters in the unit a term's frequency is counted over (lines, and pieces of longer lines)."""
 WINDOW = 300
 """Characters shown either side of a match on a line too long to show whole."""
-PASSAGE = 700
+PASSAGE = 500
 """Characters a passage grows to around its best line."""
 TOP = 5
-"""Passages shown."""
+"""Passages shown (by the search command and lcread's own first step)."""
 K1, B = 1.2, 0.75
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+)*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ASKING = set("""what which who whom whose when where why how does do did is are was were can could would should will
-shall may might must much many default defaults""".split()) - {"default", "defaults"}
+shall may might must much many least most""".split())
+_HOW = re.compile(r"\bhow\s+(long|big|large|far|often|old|wide|tall|high|deep|fast)\b", re.I)
+"""The asking phrase of "how long must ...": its adjective names the kind of answer, not the document's words."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -139,6 +141,7 @@ class Term:
 def query_terms(text: str, stopwords: set[str]) -> list[Term]:
     """The terms of a query: content words by lemma, identifiers whole and by part, numbers as they are."""
     terms: dict[str, Term] = {}
+    text = _HOW.sub("how", text)
 
     def add(key: str, forms: set[str], whole: bool = False) -> None:
         if key in terms:
@@ -420,6 +423,9 @@ def _render(query: str, terms: list[Term], passages: list[Passage], candidates: 
     for n, p in enumerate(passages, 1):
         section = sections(p.doc).enclosing(p.start) if sections else None
         place = place_of(p.doc.name, p.start) if place_of else None
+        source = getattr(p.doc.source, "source", None)
+        if place and source and place.startswith(source):  # a compressed file's own name says nothing new
+            place = place[len(source):].lstrip(", ") or None
         where = f"{p.doc.name}:{p.start}" + (f"-{p.end}" if p.end > p.start else "")
         label = " · ".join(filter(None, [where, place if place and place != (section or (0, ""))[1] else None,
                                          section[1][:120] if section else None]))
