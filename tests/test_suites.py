@@ -68,3 +68,15 @@ def test_score_needs_every_part():
     task = Task("t", "niah-multivalue", "q", ["1234567", "7654321"], "p", 0)
     assert score(task, "They are 1234567 and 7654321.")
     assert not score(task, "1234567") and not score(task, None)
+
+
+def test_every_generated_suite_is_asked_in_three_phrasings_sharing_a_group(tmp_path):
+    from lcread.bench.runner import make_tasks
+
+    tasks = make_tasks(["niah", "count", "vt", "where", "mc"], 4, [6000], 5, tmp_path, phrasings=3)
+    groups: dict[str, list] = {}
+    for t in tasks:
+        groups.setdefault(t.group, []).append(t)
+    assert len(groups) == 20 and all(len(g) == 3 for g in groups.values())
+    for g in groups.values():
+        assert len({t.question for t in g}) == 3 and len({(t.path, tuple(t.answers)) for t in g}) == 1

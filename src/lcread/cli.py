@@ -77,7 +77,7 @@ def batch(tasks: Annotated[Path, typer.Argument(help="JSONL file: one task per l
 
 @app.command()
 def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-single, qa, vt, mc, count, "
-                                              "where.")] = "niah,qa",
+                                              "where, real (questions over real documents).")] = "niah,qa",
           modes: Annotated[str, typer.Option(help="Comma-separated: select, sac, acs, full-context; "
                                              "select:unchecked and sac:unchecked run without the sufficiency "
                                              "check.")] = "select,sac,acs,full-context",
@@ -91,6 +91,9 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
           notes_chars: o.NotesChars = None,
           probes: Annotated[str, typer.Option(help="acs, multiple choice: probes read side by side on the same "
                                               "reading: auto, letters, likelihood (comma-separated).")] = "auto",
+          phrasings: Annotated[int, typer.Option(min=1, max=3, help="Ask each generated task in this many "
+                                                 "phrasings (the real suite has two of its own); the report "
+                                                 "gives their agreement.")] = 1,
           memory: Annotated[bool, typer.Option("--memory", help="Instead: peak memory of lcread and ripgrep on "
                                                "huge generated inputs (2 GB log, .gz, PDF, 50 MB line).")] = False,
           keep: Annotated[bool, typer.Option(help="--memory: keep the generated files.")] = False,
@@ -104,7 +107,8 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
     from lcread.bench.command import run
 
     run(suites=suites, modes=modes, stops=stops, tasks=tasks, lengths=lengths, seed=seed, model=model,
-        api_base=api_base, chunk_chars=chunk_chars, notes_chars=notes_chars, probes=probes, out=out)
+        api_base=api_base, chunk_chars=chunk_chars, notes_chars=notes_chars, probes=probes, out=out,
+        phrasings=phrasings)
 
 
 @app.command()

@@ -151,6 +151,11 @@ class CommandLoop:
             self.trace.event("subject_terms", terms=subject)
         return profile
 
+    def question_words(self) -> list[str]:
+        """The question's names and content words (what lcread looks for in outputs to keep pointers)."""
+        p = self.verifier.profile
+        return [*p.terms, *p.keywords]
+
     def best_passages(self, question: str):
         """lcread's ranked search for the question, for the sufficiency gate."""
         return self.tools.ranked(question, top=BEST_PASSAGES)
@@ -164,9 +169,10 @@ class CommandLoop:
                         for d in docs]
         else:
             commands = [Command("search", f"search {question}", query=question, count=TOP)]
-        outputs = []
+        outputs, observations = [], []
         for command in commands:
             observation = self.run_tool(command)
+            observations.append(observation)
             self.seen[" ".join(command.text.split())] = 0
             if observation.next is not None:
                 self.continuations[" ".join(command.text.split())] = observation.next
@@ -176,7 +182,7 @@ class CommandLoop:
         self.trace.event("command", step=0, command=label, chars=len(text), auto=True)
         self.display.step(number=0, command=label, observation=text, truncated=False, error=False,
                           context=0, limit=self.config.context_limit)
-        self.context.first(label, Observation(text))
+        self.context.first(label, Observation(text, shown=[p for o in observations for p in o.shown]))
 
     @property
     def grammar(self) -> str | None:

@@ -31,6 +31,8 @@ FINDINGS = 8
 """Most findings a handoff carries; the grammar allows as many."""
 COMMANDS_KEPT = 15
 """Commands already run that a handoff lists (the latest)."""
+PROGRESS_KEPT, POINTERS_KEPT = 8, 6
+"""lcread's record of what the latest commands showed, and the latest places that held the question's words."""
 
 
 class HandoffDraft(BaseModel):
@@ -49,6 +51,10 @@ class Handoff(HandoffDraft):
     """The question, verbatim, with any options and constraints."""
     commands_run: list[str] = Field(default_factory=list)
     """Commands already run (written by lcread, so the next context does not repeat them)."""
+    progress: list[str] = Field(default_factory=list)
+    """What each command searched or read and what it showed (written by lcread, never by the model)."""
+    pointers: list[str] = Field(default_factory=list)
+    """Where outputs held the question's words, as DOC:LINE (chars A-B): one command brings each back."""
 
     def render(self) -> str:
         def bullets(items: list[str]) -> str:
@@ -59,7 +65,10 @@ class Handoff(HandoffDraft):
             for f in self.findings) or "- (none yet)"
         return (f"Task: {self.task}\nCurrent step: {self.current_step}\nPlan:\n{bullets(self.plan)}\n"
                 f"Completion requirements:\n{bullets(self.completion_requirements)}\nFindings:\n{findings}\n"
-                f"Next steps:\n{bullets(self.next_steps)}\nCommands already run:\n{bullets(self.commands_run[-COMMANDS_KEPT:])}")
+                f"Next steps:\n{bullets(self.next_steps)}\nCommands already run:\n{bullets(self.commands_run[-COMMANDS_KEPT:])}"
+                + (f"\nWhat they showed (lcread's record):\n{bullets(self.progress[-PROGRESS_KEPT:])}" if self.progress else "")
+                + (f"\nWhere the question's words were seen:\n{bullets(self.pointers[-POINTERS_KEPT:])}"
+                   if self.pointers else ""))
 
 
 def split_reply(text: str) -> tuple[str, str]:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from lcread import prompts
 from lcread.agent.base import CommandLoop, Context
-from lcread.agent.handoff import (COMMANDS_KEPT, FINDINGS, LIST_ITEMS, Handoff, HandoffDraft, keep_shown,
-                                  parse_draft, split_reply)
+from lcread.agent.handoff import (COMMANDS_KEPT, FINDINGS, LIST_ITEMS, POINTERS_KEPT, PROGRESS_KEPT, Handoff,
+                                  HandoffDraft, keep_shown, parse_draft, split_reply)
+from lcread.grounding.evidence import has, norm
 from lcread.errors import FormatError
 from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
@@ -39,6 +40,7 @@ class WrittenState(Context):
     def first(self, command: str, observation: Observation) -> None:
         self.last = prompts.render("sac_last", step=0, command=command, output=observation.text)
         self.state.commands_run = [command]
+        self.record(Command("search", command), observation)
 
     def grammar(self) -> str | None:
         commands = self.loop.grammar
@@ -64,7 +66,8 @@ class WrittenState(Context):
             self.state_error = error
             self.loop.trace.event("state_kept", step=self.loop.stats.steps, error=error)
         if draft is not None:
-            self.state = Handoff(task=self.loop.question, commands_run=self.before.commands_run, **draft.model_dump())
+            self.state = Handoff(task=self.loop.question, commands_run=self.before.commands_run,
+                                 progress=self.before.progress, pointers=self.before.pointers, **draft.model_dump())
             self.state.findings, dropped = keep_shown(self.state.findings, self.loop.evidence.shown_lines())
             if dropped:
                 self.loop.trace.event("findings_dropped", step=self.loop.stats.steps,
@@ -77,6 +80,11 @@ class WrittenState(Context):
         self.last = prompts.render("sac_last", step=loop.stats.steps, command=command.text, output=observation.text)
         if self.state_error:
             self.last += "\n" + prompts.render("sac_state_kept", error=self.state_error)
+        self.record(command, observation)
+        kept = self.undone(before, observation)
+        if kept:
+            self.last += "\n" + prompts.render("sac_not_done", items="; ".join(kept))
+            loop.trace.event("done_marks_dropped", step=loop.stats.steps, items=kept)
         added = [f.fact for f in self.state.findings if f not in before.findings]
         done = [p for p in before.plan if p not in self.state.plan]
         context = loop.model.count_tokens(self.messages())
@@ -87,6 +95,38 @@ class WrittenState(Context):
                           truncated=observation.truncated, error=observation.error, context=context,
                           limit=loop.config.context_limit)
         loop.display.state(added=added, done=done, current=self.state.current_step)
+
+    def record(self, command: Command, observation: Observation) -> None:
+        """lcread's own record in the state: what the command searched or read and what it showed, and where the
+        question's words were seen (the model's notes are its intentions; this is what happened)."""
+        state, shown = self.state, [p for p in observation.shown if p.kind != "heading"]
+        if observation.error or not shown:
+            outcome = "showed nothing" if not observation.error else "failed"
+        else:
+            places = list(dict.fromkeys(f"{p.doc}:{p.line}" for p in shown))
+            outcome = f"showed {len(places)} lines ({', '.join(places[:4])}{', ...' if len(places) > 4 else ''})"
+        state.progress = [*state.progress, f"{command.text} -> {outcome}"][-PROGRESS_KEPT:]
+        words = self.loop.question_words()
+        for p in shown:
+            if any(has(norm(p.text), w) for w in words):
+                chars = f" (chars {p.start:,}-{p.start + len(p.text):,})" if p.start else ""
+                pointer = f"{p.doc}:{p.line}{chars}: {' '.join(p.text.split())[:80]}"
+                if pointer not in state.pointers:
+                    state.pointers = [*state.pointers, pointer][-POINTERS_KEPT:]
+
+    def undone(self, before: Handoff, observation: Observation) -> list[str]:
+        """Plan items and requirements the model marked done at a step whose command showed nothing go back in
+        the state: progress is what a command showed, not what the model meant to do."""
+        if not observation.error and any(p.kind != "heading" for p in observation.shown):
+            return []
+        kept = []
+        for field in ("plan", "completion_requirements"):
+            mine, was = getattr(self.state, field), getattr(before, field)
+            back = [item for item in was if item not in mine]
+            if back:
+                setattr(self.state, field, (back + mine)[:LIST_ITEMS])
+                kept += back
+        return kept
 
     def format_error(self, error: str) -> None:
         loop = self.loop

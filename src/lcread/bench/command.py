@@ -26,7 +26,8 @@ def picked(text: str, kind: str, allowed: tuple[str, ...]) -> list[str]:
 
 
 def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: int, model: str | None,
-        api_base: str | None, chunk_chars: int | None, notes_chars: int | None, probes: str, out: Path) -> list[dict]:
+        api_base: str | None, chunk_chars: int | None, notes_chars: int | None, probes: str, out: Path,
+        phrasings: int = 1) -> list[dict]:
     chosen = {"suites": picked(suites, "suite", SUITES), "modes": picked(modes, "mode", MODES),
               "stops": picked(stops, "stop", STOPS)}
     try:
@@ -38,10 +39,11 @@ def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: 
     given = {k: v for k, v in (("chunk_chars", chunk_chars), ("notes_chars", notes_chars)) if v is not None}
     config = make_config(AcsConfig, **given).model_copy(update={"probe": probes})
     console = Console(stderr=True)
-    generated = make_tasks(chosen["suites"], tasks, sizes, seed, out / "tasks")
+    generated = make_tasks(chosen["suites"], tasks, sizes, seed, out / "tasks", phrasings)
     llm = load_model(model, make_config(ModelConfig, **({"api_base": api_base} if api_base else {})))
     trace = JsonlTrace(out / "trace.jsonl")
-    settings = {**chosen, "tasks_per_suite": tasks, "lengths": sizes, "seed": seed, "model": llm.name}
+    settings = {**chosen, "tasks_per_suite": tasks, "lengths": sizes, "seed": seed, "model": llm.name,
+                "phrasings": phrasings}
     done: list[dict] = []
 
     def task_done(new: list[dict]) -> None:  # results so far on disk after every task: a long run can be cut

@@ -52,7 +52,13 @@ def grounding_summary(rows: list[dict]) -> list[dict]:
             for r in unverified:
                 key = missing_kind(r.get("missing"))
                 missing[key] = missing.get(key, 0) + 1
+            real = [r for r in group if "cites_evidence" in r]
             out.append({"suite": suite, "mode": mode, "tasks": len(group),
+                        "attributed": sum(r["correct"] and r["cites_evidence"] for r in real) / len(real)
+                        if real else None,
+                        "first_step": sum(r["first_step_holds_evidence"] for r in real) / len(real) if real else None,
+                        "median_seconds": statistics.median(r.get("wall_time") or 0 for r in group),
+                        "agreement": phrasing_agreement(group),
                         "accuracy": sum(r["correct"] for r in group) / len(group),
                         "verified": len(verified) / len(group),
                         "precision": sum(r["correct"] for r in verified) / len(verified) if verified else None,
@@ -63,6 +69,22 @@ def grounding_summary(rows: list[dict]) -> list[dict]:
     return out
 
 
+def phrasing_agreement(rows: list[dict]) -> float | None:
+    """Of the questions asked in several phrasings, the share whose phrasings never verify different answers
+    (each verifies the same answer, or does not verify): "verified" must not depend on the words used."""
+    from lcread.acs.rules import normalize
+
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if r.get("group"):
+            groups.setdefault(r["group"], []).append(r)
+    several = [g for g in groups.values() if len(g) > 1]
+    if not several:
+        return None
+    agree = [len({normalize(r["answer"] or "") for r in g if r.get("verified")}) <= 1 for g in several]
+    return sum(agree) / len(agree)
+
+
 def missing_kind(text: str | None) -> str:
     """A missing requirement without its particulars (quoted names and numbers), for counting."""
     if not text:
@@ -71,16 +93,20 @@ def missing_kind(text: str | None) -> str:
 
 
 def grounding_table(summary: list[dict]) -> Table:
-    table = Table(title="grounding: answers verified, and how often verified answers are right")
-    for col in ("suite", "mode", "tasks", "accuracy", "verified", "precision", "unverified acc.",
-                "median tokens", "last missing (most common)"):
+    table = Table(title="grounding: answers verified, how often verified answers are right, and (real documents) "
+                        "right and cited on the evidence line, and the first step's passages holding it")
+    for col in ("suite", "mode", "tasks", "accuracy", "verified", "precision", "unverified acc.", "attributed",
+                "first step", "agreement", "median tokens", "median s", "last missing (most common)"):
         table.add_column(col, justify="left" if col.startswith(("suite", "mode", "last")) else "right")
     for s in summary:
         top = next(iter(s["missing"].items()), None)
         table.add_row(s["suite"], s["mode"], str(s["tasks"]), f"{s['accuracy']:.2f}", f"{s['verified']:.0%}",
                       "-" if s["precision"] is None else f"{s['precision']:.2f}",
                       "-" if s["unverified_accuracy"] is None else f"{s['unverified_accuracy']:.2f}",
-                      f"{s['median_tokens']:,.0f}", f"{top[1]}× {top[0]}" if top else "")
+                      "-" if s.get("attributed") is None else f"{s['attributed']:.2f}",
+                      "-" if s.get("first_step") is None else f"{s['first_step']:.0%}",
+                      "-" if s.get("agreement") is None else f"{s['agreement']:.0%}",
+                      f"{s['median_tokens']:,.0f}", f"{s.get('median_seconds', 0):.1f}", f"{top[1]}× {top[0]}" if top else "")
     return table
 
 

@@ -16,7 +16,8 @@ from lcread.acs.reader import FoldReader
 from lcread.acs.calibrate import Trajectory
 from lcread.acs.replay import oracle_tokens, replay
 from lcread.bench.corpus import austen_text
-from lcread.bench.suites import NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, real_tasks, score, vt, where
+from lcread.bench.suites import (NIAH_KINDS, Task, count, hotpot_data, mc, niah, qa, real_tasks, rephrase, score,
+                                 vt, where)
 from lcread.config import AcsConfig, LoopConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
@@ -31,8 +32,10 @@ MODES = ("select", "sac", "acs", "full-context", "select:unchecked", "sac:unchec
 STOPS = ("acs", "full", "random", "verbalized", "end")
 
 
-def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int, folder: Path) -> list[Task]:
-    """`per_suite` tasks of each suite, lengths cycled and depths spread evenly; deterministic for a seed."""
+def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int, folder: Path,
+               phrasings: int = 1) -> list[Task]:
+    """`per_suite` tasks of each suite, lengths cycled and depths spread evenly, each asked in `phrasings` ways
+    (the real suite has its own); deterministic for a seed."""
     rng = random.Random(seed)
     haystack = austen_text() if {"niah", "niah-single", "vt", "mc", "count", "where"} & set(suites) else ""
     data = hotpot_data() if "qa" in suites else []
@@ -58,7 +61,7 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
                 tasks.append(qa(data, chars, rng, folder, tid))
             else:
                 raise LcreadError(f"unknown suite {suite!r}: use {', '.join(SUITES)}")
-    return tasks
+    return [t for task in tasks for t in (rephrase(task, phrasings) if task.group is None else [task])]
 
 
 def full_context(model: Model, task: Task, max_tokens: int = 64) -> dict:
@@ -82,7 +85,8 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
              seed: int) -> list[dict]:
     """One row per mode (and per stopping policy for acs), all on the same task and model."""
     rows = []
-    base = {"task": task.id, "suite": task.suite, "chars": task.chars, "expected": task.answers}
+    base = {"task": task.id, "suite": task.suite, "chars": task.chars, "expected": task.answers,
+            **({"group": task.group} if task.group else {})}
     question = task.question + ("\n" + "\n".join(task.options) if task.options else "")
     for mode in modes:
         if mode == "full-context":

@@ -210,6 +210,43 @@ def where(haystack: str, chars: int, depth: float, rng: random.Random, folder: P
     raise LcreadError("the where suite needs text with chapter headings")
 
 
+PHRASINGS = [
+    (r"What is the special magic number for (?P<k>\S+)\?$",
+     ["Which number is given as the special magic number of {k}?",
+      "For {k}, what special magic number does the text mention?"]),
+    (r"What are all the special magic numbers for (?P<k>\S+)\?$",
+     ["List every special magic number given for {k}.",
+      "Which special magic numbers does the text give for {k}, all of them?"]),
+    (r"What are the special magic numbers for (?P<a>\S+) and (?P<b>\S+)\?$",
+     ["Give the special magic number of {a} as well as that of {b}.",
+      "Which special magic numbers belong to {a} and to {b}?"]),
+    (r"How many (?P<things>.+) were logged at (?P<place>.+)\?$",
+     ["What is the number of {things} recorded for {place}?",
+      "At {place}, how many {things} were logged in all?"]),
+    (r"Which variables are assigned the value (?P<v>\d+), directly or through other variables\?$",
+     ["List all the variables that end up holding {v}, directly or through a chain of assignments.",
+      "Which variables get the value {v}, either directly or via other variables?"]),
+    (r'Which chapter holds the line "(?P<q>.+)"\?$',
+     ['In which chapter does the line "{q}" appear?',
+      'The line "{q}" is in which chapter?']),
+]
+"""Other ways a person asks the generated suites' questions (word order, "which number", "as well as", a list
+asked as a command): the same task in every phrasing must verify the same answer, or not verify."""
+
+
+def rephrase(task: Task, count: int) -> list[Task]:
+    """The task in `count` phrasings (its own first), sharing a group; a question no template covers (HotpotQA)
+    stays as it is."""
+    for pattern, others in PHRASINGS:
+        m = re.match(pattern, task.question)
+        if m:
+            questions = [task.question] + [o.format(**m.groupdict()) for o in others]
+            return [Task(f"{task.id}-{'abc'[n]}", task.suite, q, task.answers, task.path, task.chars,
+                         task.evidence, task.options, task.evidence_text, task.id)
+                    for n, q in enumerate(questions[:count])]
+    return [task]
+
+
 def real_tasks(limit: int | None = None) -> list[Task]:
     """The real-document suite (bench/data/real.json): each question in each of its phrasings, over documents
     from Debian packages. `limit` keeps the first questions of each document, in turn."""
