@@ -11,6 +11,12 @@ from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, prefix
 from lcread.grounding.question import distinguishing_terms, stem
 
 
+def _reference(sentence: str, value: str) -> bool:
+    from lcread.grounding.check import _only_a_reference
+
+    return _only_a_reference(sentence, value)
+
+
 class GroundedValues:
     """Mixed into the Verifier: it supplies profile, log and the predicates' helpers."""
 
@@ -76,9 +82,11 @@ class GroundedValues:
             pool = [s for s in self.log.sentences() if any(has(s.context, part) for part in self.profile.parts)]
         else:
             pool = [s for s in self.log.sentences() if self._carries(s) is not None]
+        if kind in ("number", "date") and not any(self._raw_values(s.text) for s in pool):
+            pool = self.log.sentences()  # nothing grounded yet: at least no value that no output showed
         for s in pool:
             if kind in ("number", "date"):
-                out += [v for v in self._raw_values(s.text) if norm(v) not in terms]
+                out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]
             else:
                 out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
                         and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked

@@ -451,15 +451,17 @@ class Verifier(GroundedValues):
 
     def _whole(self, s: Sentence) -> str:
         """A sentence as written, where a line break cut it (PDF text): the end of the line before when the
-        sentence begins its line and that line ends mid-sentence, the start of the next when it ends its line
-        without a full stop."""
+        sentence begins its line in lower case and that line ends mid-sentence, the start of the next when it
+        ends its line without a full stop and the next line goes on in lower case (a heading borrows nothing)."""
         lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
         text = s.text
         before, after = lines.get((s.doc, s.line - 1)), lines.get((s.doc, s.line + 1))
         own = lines.get((s.doc, s.line), "")
-        if before and s.start == 0 and not before.rstrip().endswith((".", "!", "?", ":")):
+        # a sentence goes on across a line break when the line ends mid-sentence and the next begins in lower case
+        if before and s.start == 0 and s.text[:1].islower() and not before.rstrip().endswith((".", "!", "?", ":")):
             text = re.split(r"(?<=[.!?])\s+", before.strip())[-1] + " " + text
-        if after and own.rstrip().endswith(s.text.rstrip()) and not s.text.rstrip().endswith((".", "!", "?")):
+        if after and own.rstrip().endswith(s.text.rstrip()) and not s.text.rstrip().endswith((".", "!", "?")) \
+                and after.strip()[:1].islower():
             text += " " + re.split(r"(?<=[.!?])\s+", after.strip())[0]
         return text
 
