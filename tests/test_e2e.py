@@ -317,3 +317,41 @@ def test_a_prompt_state_saved_by_one_model_warms_a_fresh_one(tmp_path):
     fresh = other.query([asked[0], {"role": "user", "content": "Name a colour."}], max_tokens=4)
     system_tokens = other.count_tokens(asked[:1])
     assert system_tokens - 8 <= fresh.cached_tokens < fresh.prompt_tokens  # the shared system prompt only
+
+
+def test_an_mcp_client_over_stdio_gets_a_page_cited_answer_about_a_pdf(tmp_path):
+    import anyio
+    from fpdf import FPDF
+    from mcp.client.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    root = tmp_path / "manuals"
+    root.mkdir()
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for number in range(1, 21):
+        pdf.add_page()
+        text = f"Section {number}. Routine maintenance of the pumping station. Check the valves daily."
+        if number == 12:
+            text += " The warranty of the Halvorsen pump runs for 18 months from delivery."
+        pdf.multi_cell(0, 6, text)
+    pdf.output(str(root / "station.pdf"))
+    (tmp_path / "private.txt").write_text("not for the agent\n")
+    env = {**os.environ, "LCREAD_CONVERT_DIR": str(tmp_path / "cache")}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "lcread", "mcp", "--root", str(root)], env=env)
+
+    async def session():
+        async with Client(server, read_timeout_seconds=300) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            answer = await client.call_tool("ask", {"inputs": ["station.pdf"], "question":
+                                                    "How long does the warranty of the Halvorsen pump run?"})
+            outside = await client.call_tool("read", {"path": str(tmp_path / "private.txt")})
+            return names, answer, outside
+
+    names, answer, outside = anyio.run(session)
+    assert {"ask", "search", "grep", "read", "list"} <= names
+    out = answer.structured_content
+    assert "18" in out["answer"] and out["verified"], out
+    assert out["citations"][0]["place"] == "page 12" and "Halvorsen" in out["citations"][0]["quote"]
+    assert outside.is_error and "outside the folders this server serves" in outside.content[0].text
+    assert "private" not in outside.content[0].text

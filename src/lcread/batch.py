@@ -199,9 +199,14 @@ def summary_table(rows: list[dict]) -> Table:
     return table
 
 
-def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | None, api_base: str | None,
-        settings: Settings, trace: Path | None, router: Path | None, quiet: bool) -> list[dict]:
+def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | Model | None, api_base: str | None,
+        settings: Settings, trace: Path | None, router: Path | None, quiet: bool, ray: bool = False,
+        ray_address: str | None = None, workers: int | None = None) -> list[dict]:
     """`lcread batch`: the tasks not yet in `out`, run and appended one by one, then a summary per mode."""
+    if ray:
+        from lcread.raybatch import need_ray
+
+        need_ray()  # before anything is read or written: say how to install it
     todo = load_tasks(tasks)
     if out.exists() and out.stat().st_size and not resume:
         raise LcreadError(f"{out} already holds results: add --resume to skip the tasks done, or choose another --out")
@@ -211,8 +216,14 @@ def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | 
     run_trace = JsonlTrace(trace) if trace else NullTrace()
     try:
         with BatchProgress(console, total=len(todo), skipped=len(done)) as progress:
-            rows = run_batch(todo, writer, model_chooser(model, api_base, router), settings, run_trace, concurrency,
-                             progress.advance)
+            if ray:
+                from lcread.raybatch import run_ray
+
+                rows = run_ray(todo, writer, model, api_base, settings, ray_address, workers, progress.advance)
+            else:
+                chooser = model_chooser(model, api_base, router) if model is None or isinstance(model, str) \
+                    else (lambda name: model)  # a Model object, from the library
+                rows = run_batch(todo, writer, chooser, settings, run_trace, concurrency, progress.advance)
     finally:
         writer.close()
         if trace:

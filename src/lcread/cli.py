@@ -65,6 +65,11 @@ def batch(tasks: Annotated[Path, typer.Argument(help="JSONL file: one task per l
           trace: o.Trace = None, quiet: o.Quiet = False,
           router: Annotated[Path | None, typer.Option(help="YAML list of deployments of one model (litellm Router "
                                                       "format): calls spread over them, with failover.")] = None,
+          ray: Annotated[bool, typer.Option("--ray", help="Run the tasks on a Ray cluster (--ray-address, "
+                                            "$RAY_ADDRESS, or a local Ray).")] = False,
+          ray_address: Annotated[str | None, typer.Option(help="The Ray cluster to use with --ray.")] = None,
+          workers: Annotated[int | None, typer.Option(min=1, help="--ray: workers (default: one per CPU slot, or "
+                                                      "per GPU for the embedded model).")] = None,
           ) -> None:
     """Run many questions; each result is appended to --out as it completes."""
     from lcread import batch as batch_run
@@ -72,7 +77,8 @@ def batch(tasks: Annotated[Path, typer.Argument(help="JSONL file: one task per l
 
     settings = settings_from(mode, None, {"stop": stop})
     batch_run.run(tasks, out, resume=resume, concurrency=concurrency, model=model, api_base=api_base,
-                  settings=settings, trace=trace, router=router, quiet=quiet)
+                  settings=settings, trace=trace, router=router, quiet=quiet, ray=ray, ray_address=ray_address,
+                  workers=workers)
 
 
 @app.command()
@@ -123,6 +129,18 @@ def calibrate(results: Annotated[Path, typer.Argument(help="A bench folder (or i
     from lcread.acs.calibrate import show
 
     show(results, target, save)
+
+
+@app.command()
+def mcp(root: Annotated[list[str], typer.Option("--root", help="A folder the server may read (repeat for more); "
+                                                "nothing outside these is readable, listed or named.")],
+        http: Annotated[str | None, typer.Option("--http", help="Serve streamable HTTP at PORT or HOST:PORT "
+                                                 "(loopback unless a host is given) instead of stdio.")] = None,
+        model: o.Model = None) -> None:
+    """Serve lcread to MCP clients (coding agents, desktop assistants): ask, search, grep, read, list."""
+    from lcread.mcpserver import serve
+
+    serve(root, http, model)
 
 
 @cache_app.command("info")

@@ -1,0 +1,101 @@
+"""`lcread batch --ray`: the same task file and results file as `lcread batch`, run over a Ray cluster.
+
+Ray is the usual engine for LLM batch work in Python; lcread uses its plain actors. Each worker is an actor that
+builds its model once (the embedded model, or litellm to a served one) and answers one task at a time; the driver
+keeps every worker busy, writes each result to the resumable results file as it arrives (a rerun with --resume
+skips the finished ids), records a failed task with its error, and lets Ray restart a lost worker once and run
+its task again (`max_restarts=1`, `max_task_retries=1`). The cluster is `--ray-address`, else `RAY_ADDRESS`,
+else a local Ray started for the batch; `ray job submit -- lcread batch ... --ray` runs it on an existing one.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from lcread.errors import LcreadError
+
+INSTALL = "pip install 'lcread[ray]'"
+
+
+def need_ray():
+    try:
+        import ray
+    except ImportError:
+        raise LcreadError(f"lcread batch --ray needs Ray: {INSTALL}") from None
+    return ray
+
+
+class Worker:
+    """One Ray actor: a model built once, tasks answered one at a time (run as `lcread batch` runs them)."""
+
+    def __init__(self, model, api_base: str | None, settings):
+        from lcread.batch import model_chooser
+
+        self.settings = settings
+        if model is None or isinstance(model, str):
+            self.choose = model_chooser(model, api_base, None)
+        else:  # a Model object handed in (tests, the scripted model)
+            self.choose = lambda name: model
+
+    def run(self, task: dict) -> dict:
+        from lcread.batch import BatchTask, run_task
+        from lcread.trace import NullTrace
+
+        row = run_task(BatchTask(**task), self.choose, self.settings, NullTrace())
+        row["worker"] = os.getpid()
+        return row
+
+
+def workers_for(ray, model, requested: int | None) -> tuple[int, dict]:
+    """How many workers, and what each asks of the cluster: one per GPU when the cluster has GPUs and the model is
+    the embedded one, else one per CPU slot (the embedded model then runs on one CPU's threads)."""
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
+    local = model is None or isinstance(model, str) and model.startswith("local")
+    if local and gpus:
+        return requested or gpus, {"num_gpus": 1}
+    return requested or cpus, {"num_cpus": 1}
+
+
+def run_ray(tasks, writer, model, api_base: str | None, settings, address: str | None, workers: int | None,
+            on_result: Callable[[dict], None]) -> list[dict]:
+    """Run `tasks` (BatchTasks) on the cluster, each result written and reported as it arrives."""
+    ray = need_ray()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        count, resources = workers_for(ray, model, workers)
+        actor = ray.remote(max_restarts=1, max_task_retries=1, **resources)(Worker)
+        pool = [actor.remote(model, api_base, settings) for _ in range(min(count, len(tasks)) or 1)]
+        return _drive(ray, pool, list(tasks), writer, on_result)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+def _drive(ray, pool, queue, writer, on_result) -> list[dict]:
+    """Keep every worker busy with one task; write each result as it comes back."""
+    rows, pending, free = [], {}, list(pool)
+    while queue or pending:
+        while free and queue:
+            worker, task = free.pop(), queue.pop(0)
+            pending[worker.run.remote(task.model_dump())] = (worker, task)
+        done, _ = ray.wait(list(pending), num_returns=1)
+        worker, task = pending.pop(done[0])
+        try:
+            row = ray.get(done[0])
+        except ray.exceptions.RayError as e:  # the worker was lost twice: the task is recorded, the batch goes on
+            row = {"id": task.id, "question": task.question, "mode": task.mode, "answer": None,
+                   "error": f"the Ray worker running it was lost ({type(e).__name__})"}
+            worker = None
+        writer.write(row)
+        rows.append(row)
+        on_result(row)
+        if worker is not None:
+            free.append(worker)
+        elif not free and not pending and queue:
+            raise LcreadError("every Ray worker was lost: see the cluster's logs (ray status)")
+    return rows
