@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -41,14 +42,20 @@ def test_empty_stdin():
     assert proc.returncode == 1 and proc.stderr.decode().startswith("lcread: error: stdin is empty")
 
 
-def test_unknown_mode_and_bad_budget(tmp_path):
+def test_bad_usage_exits_2_like_a_badly_typed_option_and_says_so_in_json(tmp_path):
     doc = _file(tmp_path / "d.txt", b"text\n")
     proc = run_cli("ask", str(doc), "q", "--mode", "bogus")
-    assert proc.returncode == 1 and "unknown mode 'bogus'" in proc.stderr.decode()
+    assert proc.returncode == 2 and "unknown mode 'bogus'" in proc.stderr.decode()
     proc = run_cli("ask", str(doc), "q", "--context-limit", "4096", "--compact-at", "5000")
-    assert proc.returncode == 1 and "must be below the context limit" in proc.stderr.decode()
+    assert proc.returncode == 2 and "must be below the context limit" in proc.stderr.decode()
     proc = run_cli("ask", str(doc), "q", "--mode", "acs", "--theta", "2")
-    assert proc.returncode == 1 and proc.stderr.decode() == "lcread: error: --theta: input should be less than or equal to 1\n"
+    assert proc.returncode == 2 and proc.stderr.decode() == "lcread: error: --theta: input should be less than or equal to 1\n"
+    typed = run_cli("ask", str(doc), "q", "--max-steps", "many")
+    assert typed.returncode == 2
+    for args, code in ((("--mode", "bogus", "--json"), 2), (("--json",), 1)):
+        proc = run_cli("ask", str(doc if code == 2 else tmp_path / "gone.txt"), "q", *args)
+        out = json.loads(proc.stdout)
+        assert proc.returncode == code == out["exit_status"] and out["error"]
 
 
 def test_a_local_model_file_that_is_not_there(tmp_path):
@@ -91,7 +98,7 @@ def test_acs_on_a_backend_without_logprobs_fails_before_reading(tmp_path):
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "needs token log-probabilities" in err and "--stop verbalized" in err
     proc = run_cli("ask", "--mode", "acs", str(doc), "q?", "--stop", "sometimes")
-    assert proc.returncode == 1 and "--stop: input should be 'acs', 'full'" in proc.stderr.decode()
+    assert proc.returncode == 2 and "--stop: input should be 'acs', 'full'" in proc.stderr.decode()
 
 
 def test_a_unit_test_cannot_load_a_real_model(monkeypatch):

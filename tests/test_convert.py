@@ -2,6 +2,7 @@
 each is converted once; bad and hostile files are one-line errors that leave nothing in the cache."""
 
 import bz2
+import os
 import gzip
 import lzma
 import zipfile
@@ -59,7 +60,7 @@ def test_a_second_open_converts_nothing(tmp_path, cache):
 
 
 def test_the_cache_is_bounded_and_can_be_cleared(tmp_path):
-    small = ConvertCache(tmp_path / "c", max_bytes=1, max_expanded=1 << 20)
+    small = ConvertCache(tmp_path / "c", max_bytes=260, max_expanded=1 << 20)  # one entry of about 200 bytes
     for i in range(3):
         with open_store(make_pdf(tmp_path / f"{i}.pdf", {1: f"document {i}"}, 1), small):
             pass
@@ -174,7 +175,7 @@ def test_cache_commands(tmp_path):
     env = {"LCREAD_CONVERT_DIR": str(tmp_path / "c" / "converted")}
     pdf = make_pdf(tmp_path / "x.pdf", {1: "The answer is on page one."}, 2)
     proc = run_cli("ask", str(pdf), "  ", env=env)
-    assert proc.returncode == 1  # the question is refused before anything is converted
+    assert proc.returncode == 2  # the question is refused (bad usage) before anything is converted
     from lcread.documents import DocumentStore as Store  # noqa: N813
 
     with Store.open([str(pdf)], cache=ConvertCache(tmp_path / "c" / "converted", 1 << 30, 1 << 30)):
@@ -183,3 +184,67 @@ def test_cache_commands(tmp_path):
     assert "1 converted documents" in info.stdout.decode()
     cleared = run_cli("cache", "clear", env=env)
     assert "removed 1 converted documents" in cleared.stdout.decode()
+
+
+def test_a_conversion_larger_than_the_cache_is_refused_before_it_is_written(tmp_path):
+    import gzip
+    import tempfile
+
+    path = tmp_path / "big.log.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(b"2026-11-30 INFO request served\n" * 100_000)  # 3.1 MB of text
+    before = set(os.listdir(tempfile.gettempdir()))
+    cache = ConvertCache(tmp_path / "c", max_bytes=1 << 20, max_expanded=64 << 30)
+    with pytest.raises(LcreadError, match="expands past 1,048,576 bytes"):
+        open_store(path, cache)
+    assert not [p for p in (tmp_path / "c").iterdir() if p.name.endswith(".txt")]
+    assert set(os.listdir(tempfile.gettempdir())) - before == set()
+
+
+def test_a_refused_archive_leaves_no_unpacked_file_behind(tmp_path):
+    import gzip
+    import tempfile
+
+    path = tmp_path / "report.pdf.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n" + b"\x00" * 3_000_000)
+    before = set(os.listdir(tempfile.gettempdir()))
+    with pytest.raises(LcreadError):
+        open_store(path, ConvertCache(tmp_path / "c", max_bytes=1 << 20, max_expanded=64 << 30))
+    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("lcread-unpack-")]
+
+
+def test_a_damaged_cache_entry_is_dropped_and_converted_again(tmp_path, cache):
+    path = make_pdf(tmp_path / "m.pdf", {1: "The pump runs for 18 months."}, 1)
+    with open_store(path, cache):
+        pass
+    for damage in (lambda t, m: t.write_text("42"), lambda t, m: m.write_text("[]"), lambda t, m: m.write_text("{"),
+                   lambda t, m: t.write_bytes(os.urandom(64))):
+        text = next(cache.folder.glob("*.txt"))
+        damage(text, text.with_name(text.name.replace(".txt", ".map.json")))
+        with open_store(path, cache) as store:
+            assert "18 months" in store.docs[0].path.read_text()
+            assert any("cached conversion was damaged" in w for w in store.warnings)
+
+
+def test_a_rewritten_source_with_its_size_and_mtime_restored_is_converted_again(tmp_path, cache):
+    import gzip
+
+    path = tmp_path / "count.txt.gz"
+    path.write_bytes(gzip.compress(b"the count is 42\n"))
+    with open_store(path, cache) as store:
+        assert "42" in store.docs[0].path.read_text()
+    stat = path.stat()
+    path.write_bytes(gzip.compress(b"the count is 77\n"))
+    assert path.stat().st_size == stat.st_size
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with open_store(path, cache) as store:
+        assert "77" in store.docs[0].path.read_text()
+
+
+def test_text_that_begins_like_a_pdf_or_bzip2_is_read_as_text(tmp_path, cache):
+    for name, head in (("notes.txt", "%PDF-1.7 is the version our printer needs.\n"), ("b.txt", "BZh9 is a header.\n")):
+        path = tmp_path / name
+        path.write_text(head + "The ferry left at 6:15.\n")
+        with open_store(path, cache) as store:
+            assert store.docs[0].lines == 2 and any("is text: read as text" in w for w in store.warnings)

@@ -20,7 +20,7 @@ from pathlib import Path
 from lcread.agent.result import RunResult
 from lcread.config import AcsConfig, ModelConfig, LoopConfig, ToolConfig, env_model
 from lcread.display import Display, SilentDisplay
-from lcread.errors import LcreadError
+from lcread.errors import LcreadError, UsageError
 
 OPTION_NAMES = {
     LoopConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency", "first_step",
@@ -47,13 +47,36 @@ def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "se
     `on_warning(text)` hears about the inputs (skipped files, conversions) before the run starts;
     `progress(what, done, total)` about a long conversion.
     Returns the RunResult: answer, final, verified, citations, missing, costs (`to_dict()` for JSON)."""
-    if not question or not question.strip():
-        raise LcreadError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
+    check_arguments(inputs, question, model, display, trace, on_warning, progress)
     configs = configs_from(settings)
     run_settings = _settings(mode, options, configs)
     llm = model if model is not None and not isinstance(model, str) else None
     return ask_with(inputs, question, llm or (lambda: load_model(model, configs[ModelConfig])),
                     run_settings, display=display, trace=trace, on_warning=on_warning, progress=progress)
+
+
+def check_arguments(inputs, question, model=None, display=None, trace=None, on_warning=None, progress=None) -> None:
+    """The library's arguments checked up front, each wrong one a one-line LcreadError that names it."""
+    if not isinstance(question, str):
+        raise UsageError(f"question must be text (a str), not {type(question).__name__}")
+    if not question.strip():
+        raise UsageError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
+    items = [inputs] if isinstance(inputs, (str, Path)) else inputs
+    if not isinstance(items, (list, tuple)) or not items or not all(isinstance(i, (str, Path)) for i in items):
+        raise UsageError("inputs must be a path, or a list of paths (str or pathlib.Path), or '-' for stdin")
+    if model is not None and not isinstance(model, str) and not (hasattr(model, "query") and
+                                                                 hasattr(model, "count_tokens")):
+        raise UsageError(f"model must be a model string or a Model object (query, count_tokens), not "
+                         f"{type(model).__name__}")
+    if display is not None and not all(callable(getattr(display, m, None)) for m in ("start", "step", "finish")):
+        raise UsageError("display must have the display methods (start, step, compaction, chunk, state, finish)")
+    if trace is not None and not isinstance(trace, (str, Path)) and not callable(getattr(trace, "event", None)):
+        raise UsageError("trace must be a file path or an object with an event(kind, **data) method")
+    if isinstance(trace, (str, Path)) and Path(trace).is_dir():
+        raise UsageError(f"trace {trace} is a folder: give a file to append the run record to")
+    for name, value in (("on_warning", on_warning), ("progress", progress)):
+        if value is not None and not callable(value):
+            raise UsageError(f"{name} must be a function")
 
 
 def settings_from(mode: str, options: list[str] | None, settings: dict):
@@ -65,7 +88,7 @@ def _settings(mode: str, options: list[str] | None, configs: dict):
     from lcread.run import Settings
 
     if mode not in MODES:
-        raise LcreadError(f"unknown mode {mode!r}: use --mode select, sac or acs")
+        raise UsageError(f"unknown mode {mode!r}: use --mode select, sac or acs")
     return Settings(mode=mode, options=options, loop=configs[LoopConfig], tools=configs[ToolConfig],
                     acs=configs[AcsConfig])
 
@@ -100,7 +123,8 @@ def configs_from(settings: dict) -> dict:
     known = set().union(*OPTION_NAMES.values())
     unknown = sorted(set(settings) - known)
     if unknown:
-        raise LcreadError(f"unknown option {unknown[0]!r}: use one of {', '.join(sorted(known))}")
+        raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: use "
+                         f"{', '.join(sorted(known))}")
     out = {}
     for cls, names in OPTION_NAMES.items():
         values = {RENAMED.get(k, k): v for k, v in settings.items() if k in names and v is not None}
@@ -118,9 +142,9 @@ def make_config(cls, **values):
         err = e.errors()[0]
         message = err["msg"].removeprefix("Value error, ")
         if not err["loc"]:  # a rule across fields: its message names the options
-            raise LcreadError(message) from None
+            raise UsageError(message) from None
         name = {v: k for k, v in RENAMED.items()}.get(str(err["loc"][0]), str(err["loc"][0]))
-        raise LcreadError(f"--{name.replace('_', '-')}: {message.lower()}") from None
+        raise UsageError(f"--{name.replace('_', '-')}: {message.lower()}") from None
 
 
 def load_model(name: str | None, config: ModelConfig | None = None):

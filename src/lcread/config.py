@@ -116,7 +116,7 @@ class ModelConfig(_Config):
     """Base URL of an OpenAI-compatible or provider endpoint."""
     timeout: float = Field(120.0, gt=0)
     """Seconds one remote call may take (each try); the run's --max-seconds bounds it too."""
-    retries: int = Field(default_factory=lambda: int(os.environ.get("LCREAD_RETRIES", 4)), ge=0)
+    retries: int = Field(default_factory=lambda: env_int("LCREAD_RETRIES", 4), ge=0)
     """Retries, with exponential backoff, on rate limits, 5xx and timeouts."""
     local_context: int = Field(16384, ge=512)
     """Context window the embedded model is loaded with (capped by the model's own)."""
@@ -124,10 +124,26 @@ class ModelConfig(_Config):
     """CPU threads for the embedded model; default: all cores."""
 
 
+def env_int(name: str, default: int) -> int:
+    """A whole number from the environment; a value that is not one is a one-line error naming the variable."""
+    from lcread.errors import LcreadError
+
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        number = int(value.strip().replace("_", ""))
+    except ValueError:
+        raise LcreadError(f"{name}={value!r} is not a whole number of bytes (e.g. {name}={default})") from None
+    if number < 0:
+        raise LcreadError(f"{name} must not be negative")
+    return number
+
+
 class ConvertConfig(_Config):
-    cache_bytes: int = Field(default_factory=lambda: int(os.environ.get("LCREAD_CACHE_BYTES", 4 << 30)), ge=0)
+    cache_bytes: int = Field(default_factory=lambda: env_int("LCREAD_CACHE_BYTES", 4 << 30), ge=0)
     """Bound on the converted-text cache (PDF, Word, HTML, decompressed logs); least recently used go first."""
-    max_expanded: int = Field(default_factory=lambda: int(os.environ.get("LCREAD_MAX_EXPANDED", 64 << 30)), ge=1)
+    max_expanded: int = Field(default_factory=lambda: env_int("LCREAD_MAX_EXPANDED", 64 << 30), ge=1)
     """Most bytes a compressed input may expand to before it is refused (a decompression bomb)."""
 
 

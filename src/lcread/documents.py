@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import re
 import os
 import shutil
 import stat
@@ -218,6 +219,8 @@ class DocumentStore:
                     continue
                 if prepared.kind != "text":
                     converted.append((label, prepared))
+                if prepared.warning:
+                    warnings.append(prepared.warning)
                 docs.append(doc)
             warnings[:0] = _conversions(converted)
             if unusable:
@@ -307,8 +310,11 @@ def default_cache() -> ConvertCache:
     from lcread.config import ConvertConfig, cache_dir
 
     config = ConvertConfig()
-    folder = os.environ.get("LCREAD_CONVERT_DIR") or cache_dir() / "converted"
-    return ConvertCache(Path(folder), config.cache_bytes, config.max_expanded)
+    folder = Path(os.environ.get("LCREAD_CONVERT_DIR") or cache_dir() / "converted")
+    if folder.exists() and not folder.is_dir():
+        raise LcreadError(f"the conversion cache {folder} is a file, not a folder: point LCREAD_CONVERT_DIR at a "
+                          "folder")
+    return ConvertCache(folder, config.cache_bytes, config.max_expanded)
 
 
 def _row(d: Document) -> str:
@@ -320,15 +326,27 @@ def _keep(spooled: list[Path], path: Path) -> Path:
     return path
 
 
-def _spool(stream: BinaryIO, transform=None) -> Path:
+def _spool(stream: BinaryIO, transform=None, label: str = "stdin") -> Path:
+    """The stream in a temporary file, refused as soon as it shows NUL bytes (binary: a pipe from /dev/zero) or
+    grows past the expansion bound (LCREAD_MAX_EXPANDED), the file removed whatever happens."""
+    from lcread.config import ConvertConfig
+
+    limit = ConvertConfig().max_expanded
     fd, name = tempfile.mkstemp(prefix="lcread-stdin-", suffix=".txt")
     try:
         with os.fdopen(fd, "wb") as out:
-            if transform is None:
-                shutil.copyfileobj(stream, out, BLOCK)
-            else:
-                for piece in transform(stream):
-                    out.write(piece)
+            pieces = iter(lambda: stream.read(BLOCK), b"") if transform is None else transform(stream)
+            written, wide = 0, False
+            for piece in pieces:
+                if written == 0:
+                    wide = piece.startswith(tuple(bom for bom, _ in _BOMS))  # UTF-16/32 text holds NUL bytes
+                if transform is None and not wide and b"\x00" in piece:
+                    raise LcreadError(f"{label} looks binary (it contains NUL bytes); give lcread text")
+                written += len(piece)
+                if written > limit:
+                    raise LcreadError(f"{label} is larger than {limit:,} bytes: refused; raise LCREAD_MAX_EXPANDED "
+                                      "if you mean it")
+                out.write(piece)
     except BaseException:
         Path(name).unlink(missing_ok=True)
         raise
@@ -457,19 +475,26 @@ def _read_pipe(path: Path) -> Path:
                           "or pipe the text to lcread ask -")
     os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as stream:
-        return _spool(stream)
+        return _spool(stream, label=str(path))
 
 
 def _unique_names(hints: list[str]) -> list[str]:
-    """Short names; where two collide, the later ones get a numeric suffix before the extension."""
-    seen: dict[str, int] = {}
+    """Short names, each unique: where two collide, the later ones get the first numeric suffix before the
+    extension that no other document has. Control characters (a newline in a file name) become "?", so a name can
+    neither forge a line of a listing nor fail to be written in a command."""
+    taken = set()
     names = []
     for hint in hints:
-        name = hint.replace(" ", "_")
-        if name in seen:
-            seen[name] += 1
+        name = _CONTROL_IN_NAME.sub("?", hint.replace(" ", "_"))
+        if name in taken:
             stem, dot, ext = name.rpartition(".")
-            name = f"{stem}-{seen[name]}.{ext}" if dot and stem else f"{name}-{seen[name]}"
-        seen.setdefault(name, 1)
+            n = 2
+            while (candidate := f"{stem}-{n}.{ext}" if dot and stem else f"{name}-{n}") in taken or candidate in hints:
+                n += 1
+            name = candidate
+        taken.add(name)
         names.append(name)
     return names
+
+
+_CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069]")

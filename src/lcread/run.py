@@ -8,7 +8,7 @@ from lcread.agent.result import RunResult
 from lcread.config import AcsConfig, LoopConfig, ToolConfig
 from lcread.display import Display
 from lcread.documents import DocumentStore
-from lcread.errors import LcreadError
+from lcread.errors import UsageError
 from lcread.models import Model
 from lcread.trace import Trace
 
@@ -29,7 +29,7 @@ class Settings:
 def answer(model: Model, store: DocumentStore, question: str, settings: Settings, display: Display,
            trace: Trace) -> RunResult:
     if settings.mode not in MODES:
-        raise LcreadError(f"unknown mode {settings.mode!r}: use --mode select, sac or acs")
+        raise UsageError(f"unknown mode {settings.mode!r}: use --mode select, sac or acs")
     if settings.mode == "acs":
         result = _acs(model, store, question, settings, display, trace)
     else:

@@ -9,12 +9,13 @@ import sys
 
 import typer
 
-from lcread.errors import LcreadError
+from lcread.errors import LcreadError, UsageError
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
 EXIT_UNVERIFIED = 4  # the model answered, but the answer's evidence does not establish it
 EXIT_MODEL = 5  # the model failed for good mid-run; the best answer so far is on stdout
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT); 143 for SIGTERM
+EXIT_USAGE = 2  # a command or option used wrongly
 _signal = {"number": 0}
 
 
@@ -89,27 +90,33 @@ def run(app) -> None:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         code = app(standalone_mode=False)
+    except UsageError as e:
+        if debug:
+            raise
+        fail(clean_line(e), EXIT_USAGE)
     except LcreadError as e:
         if debug:
             raise
-        typer.echo(f"lcread: error: {clean_line(e)}", err=True)
-        sys.exit(1)
+        fail(clean_line(e), 1)
     except KeyboardInterrupt:
-        typer.echo("lcread: interrupted", err=True)
-        sys.exit(128 + (_signal["number"] or 2))
+        fail("interrupted", 128 + (_signal["number"] or 2))
     except Exception as e:  # click usage errors and anything unforeseen
         if hasattr(e, "format_message") and hasattr(e, "exit_code"):  # click's (typer vendors its own)
             if type(e).__name__ == "Abort":
-                typer.echo("lcread: interrupted", err=True)
-                sys.exit(128 + (_signal["number"] or 2))
-            typer.echo(f"lcread: error: {clean_line(e.format_message())}", err=True)
-            sys.exit(e.exit_code)
+                fail("interrupted", 128 + (_signal["number"] or 2))
+            fail(clean_line(e.format_message()), e.exit_code)
         if debug:
             raise
-        typer.echo(f"lcread: error: {type(e).__name__}: {clean_line(e)} (set LCREAD_DEBUG=1 for the traceback)",
-                   err=True)
-        sys.exit(1)
+        fail(f"{type(e).__name__}: {clean_line(e)} (set LCREAD_DEBUG=1 for the traceback)", 1)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def fail(message: str, code: int) -> None:
+    """One line on stderr, and under --json one object on stdout too, then the exit status."""
+    typer.echo(f"lcread: {'error: ' if code not in (130, 143) else ''}{message}", err=True)
+    if "--json" in sys.argv[1:]:
+        typer.echo(json.dumps({"error": message, "exit_status": code}, ensure_ascii=True))
+    sys.exit(code)
 
 
 def clean_line(message: object) -> str:

@@ -30,6 +30,8 @@ class Prepared:
     kind: str = "text"
     seconds: float = 0.0
     cached: bool = False
+    warning: str | None = None
+    """What the user should know about this input (read as text after all, a damaged cache entry rebuilt)."""
 
 
 def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | None = None) -> Prepared:
@@ -48,15 +50,36 @@ def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | No
     if hit is not None:
         return Prepared(hit[0], hit[1], kind, time.monotonic() - started, cached=True)
     convert = CONVERTERS[kind]
-    with cache.writing(key) as (out, marks):
-        try:
-            convert(path, out, marks, label, cache.max_expanded, progress or (lambda *a: None))
-        except LcreadError:
-            raise
-        except Exception as e:  # a library's own error on a damaged file: one line, no traceback
-            raise LcreadError(f"{label} could not be read as {kind.upper()}: {_short(e)}") from None
+    try:
+        with cache.writing(key) as (out, marks):
+            marks.limit = cache.max_expanded
+            try:
+                convert(path, out, marks, label, cache.max_expanded, progress or (lambda *a: None))
+            except LcreadError:
+                raise
+            except Exception as e:  # a library's own error on a damaged file: one line, no traceback
+                raise LcreadError(f"{label} could not be read as {kind.upper()}: {_short(e)}") from None
+    except LcreadError:
+        if looks_like_text(head):  # "%PDF-1.7 is the version we use..." is a text file, not a damaged PDF
+            return Prepared(path, warning=f"{label} begins like a {kind.upper()} file but is text: read as text")
+        raise
     text, source = cache.get(key)
-    return Prepared(text, source, kind, time.monotonic() - started)
+    rebuilt = f"{label}: its cached conversion was damaged; converted again" if key in cache.damaged else None
+    return Prepared(text, source, kind, time.monotonic() - started, warning=rebuilt)
+
+
+def looks_like_text(head: bytes) -> bool:
+    """UTF-8 text without NUL bytes or other control characters (what a real PDF, archive or zip is not)."""
+    if b"\x00" in head:
+        return False
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 3:  # not just a character cut by the end of the sample
+            return False
+        text = head[:e.start].decode("utf-8")
+    controls = sum(1 for c in text if ord(c) < 32 and c not in "\t\r\n\f")
+    return bool(text) and controls == 0
 
 
 def _short(e: Exception) -> str:

@@ -17,7 +17,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-VERSION = "1"  # part of every key: a change in how a format is converted invalidates old entries
+from lcread.errors import LcreadError
+
+VERSION = "2"  # part of every key: a change in how a format is converted invalidates old entries
 
 
 @dataclass
@@ -42,10 +44,16 @@ class Marks(list):
     def __init__(self, kind: str, source: str):
         super().__init__()
         self.kind, self.source, self.lines = kind, source, 0
+        self.written, self.limit = 0, 1 << 62
+        """Bytes written so far, and the most one conversion may write (the expansion bound, for every format)."""
 
     def write(self, out, text: str) -> None:
-        """Write text (ending in a newline) and count its lines."""
+        """Write text (ending in a newline) and count its lines; past the bound, refuse the input."""
         data = text.encode("utf-8")
+        self.written += len(data)
+        if self.written > self.limit:
+            raise LcreadError(f"{self.source or 'the input'} converts to more than {self.limit:,} bytes of text (a "
+                              "bomb?): refused; raise LCREAD_MAX_EXPANDED and LCREAD_CACHE_BYTES if you trust it")
         out.write(data)
         self.lines += data.count(b"\n")
 
@@ -57,11 +65,15 @@ class ConvertCache:
     def __init__(self, folder: Path, max_bytes: int, max_expanded: int):
         self.folder = folder
         self.max_bytes = max_bytes
-        self.max_expanded = max_expanded
+        self.max_expanded = min(max_expanded, max_bytes) if max_bytes else max_expanded
+        """Most bytes one conversion may write: the expansion bound, and never more than the cache holds."""
+        self.damaged: list[str] = []
+        """Entries found damaged and removed during this process (the caller warns)."""
 
     def key(self, path: Path) -> str:
         st = os.stat(path)
-        stamp = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}"
+        # ctime and inode change with any rewrite, whatever mtime is set back to: the stamp cannot go stale
+        stamp = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
         index = self._index()
         if stamp in index and (self.folder / f"{index[stamp]}.txt").exists():
             return index[stamp]
@@ -75,12 +87,28 @@ class ConvertCache:
         return key
 
     def get(self, key: str) -> tuple[Path, SourceMap] | None:
+        """The entry's text and source map, or None when there is none or it is damaged (then it is removed, and
+        the caller converts again): a map that does not parse, a text whose size or sampled digest is not the one
+        recorded when it was written."""
         text, meta = self.folder / f"{key}.txt", self.folder / f"{key}.map.json"
         if not (text.exists() and meta.exists()):
             return None
-        data = json.loads(meta.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+            source = SourceMap(str(data["kind"]), str(data["source"]), [(int(a), str(b)) for a, b in data["marks"]])
+            intact = data["bytes"] == text.stat().st_size and data["sample"] == _sample(text)
+        except (OSError, ValueError, KeyError, TypeError):
+            intact = False
+        if not intact:
+            self.damaged.append(key)
+            self.remove(key)
+            return None
         os.utime(meta)  # recently used
-        return text, SourceMap(data["kind"], data["source"], [tuple(m) for m in data["marks"]])
+        return text, source
+
+    def remove(self, key: str) -> None:
+        (self.folder / f"{key}.txt").unlink(missing_ok=True)
+        (self.folder / f"{key}.map.json").unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def writing(self, key: str):
@@ -92,7 +120,8 @@ class ConvertCache:
             with os.fdopen(fd, "wb") as out:
                 yield out, marks
             meta = Path(tmp).with_suffix(".json")
-            meta.write_text(json.dumps({"kind": marks.kind, "source": marks.source, "marks": list(marks)}),
+            meta.write_text(json.dumps({"kind": marks.kind, "source": marks.source, "marks": list(marks),
+                                        "bytes": os.path.getsize(tmp), "sample": _sample(Path(tmp))}),
                             encoding="utf-8")
             os.replace(tmp, self.folder / f"{key}.txt")
             os.replace(meta, self.folder / f"{key}.map.json")
@@ -142,9 +171,12 @@ class ConvertCache:
 
     def _index(self) -> dict:
         try:
-            return json.loads((self.folder / "index.json").read_text(encoding="utf-8"))
+            data = json.loads((self.folder / "index.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str) and len(v) == 32}
 
     def _save_index(self, index: dict) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -152,3 +184,14 @@ class ConvertCache:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(dict(list(index.items())[-5000:]), f)
         os.replace(tmp, self.folder / "index.json")
+
+
+def _sample(path: Path, block: int = 1 << 16) -> str:
+    """A digest of a text's first and last 64 KB and its size: cheap on a 2 GB text, and it tells a truncated or
+    overwritten entry from the one written."""
+    digest = hashlib.sha256(str(path.stat().st_size).encode())
+    with open(path, "rb") as f:
+        digest.update(f.read(block))
+        f.seek(max(0, path.stat().st_size - block))
+        digest.update(f.read(block))
+    return digest.hexdigest()[:24]

@@ -91,7 +91,20 @@ def pdf(path: Path, out, marks, label: str, limit: int, progress) -> None:
                           "with-text.pdf")
 
 
+MAX_MARKUP = 256 << 20
+"""Bytes of XML or HTML parsed into memory at most (a parser's tree is many times larger): past it, refused."""
+
+
 def docx(path: Path, out, marks, label: str, limit: int, progress) -> None:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as z:
+            inflated = sum(i.file_size for i in z.infolist() if i.filename.startswith("word/"))
+    except (zipfile.BadZipFile, OSError):
+        inflated = 0
+    if inflated > min(MAX_MARKUP, limit):
+        raise LcreadError(f"{label} holds {inflated:,} bytes of Word XML (a bomb?): refused")
     document_module = _need("docx")
     try:
         document = document_module.Document(str(path))
@@ -132,8 +145,11 @@ _BLOCKS = {"p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr", "td
 
 def html(path: Path, out, marks, label: str, limit: int, progress) -> None:
     lxml_html = _need("lxml.html")
+    if path.stat().st_size > min(MAX_MARKUP, limit):
+        raise LcreadError(f"{label} is {path.stat().st_size:,} bytes of HTML (a bomb?): too large to convert; refused")
     try:
-        root = lxml_html.parse(str(path)).getroot()
+        parser = lxml_html.HTMLParser(huge_tree=True)  # deep nesting is kept, not cut off at 256 levels
+        root = lxml_html.parse(str(path), parser).getroot()
     except Exception as e:  # noqa: BLE001 - lxml's parse errors
         raise LcreadError(f"{label} is not readable HTML ({e})") from None
     if root is None:
@@ -165,29 +181,38 @@ class _HtmlText:
         self.marks.here(" > ".join(self.path))
         self.marks.write(self.out, "#" * level + " " + text + "\n")
 
-    def walk(self, el) -> None:
-        tag = el.tag.lower().split("}")[-1] if isinstance(el.tag, str) else ""
-        if tag in _SKIP or not isinstance(el.tag, str):
+    def walk(self, root) -> None:
+        """Every element in document order, without recursion (a page nested 100,000 deep is still read)."""
+        stack: list[tuple[object, bool]] = [(root, False)]
+        while stack:
+            el, closing = stack.pop()
+            tag = el.tag.lower().split("}")[-1] if isinstance(el.tag, str) else ""
+            if closing:  # after the children: end the block, then the text that follows the element
+                if tag in _BLOCKS:
+                    self.flush()
+                if el.tail:
+                    self.buffer.append(el.tail)
+                continue
+            if tag in _SKIP or not isinstance(el.tag, str):
+                if el.tail:
+                    self.buffer.append(el.tail)
+                continue
+            if tag in _HEADINGS:
+                self.heading(_HEADINGS[tag], " ".join(searchable(el.text_content()).split()))
+            elif tag == "pre":
+                self.flush()
+                for line in searchable(el.text_content()).splitlines():
+                    self.marks.write(self.out, line.rstrip() + "\n")
+            else:
+                if tag in _BLOCKS:
+                    self.flush()
+                if el.text:
+                    self.buffer.append(el.text)
+                stack.append((el, True))
+                stack.extend((child, False) for child in reversed(list(el)))
+                continue
             if el.tail:
                 self.buffer.append(el.tail)
-            return
-        if tag in _HEADINGS:
-            self.heading(_HEADINGS[tag], " ".join(searchable(el.text_content()).split()))
-        elif tag == "pre":
-            self.flush()
-            for line in searchable(el.text_content()).splitlines():
-                self.marks.write(self.out, line.rstrip() + "\n")
-        else:
-            if tag in _BLOCKS:
-                self.flush()
-            if el.text:
-                self.buffer.append(el.text)
-            for child in el:
-                self.walk(child)
-            if tag in _BLOCKS:
-                self.flush()
-        if el.tail:
-            self.buffer.append(el.tail)
 
 
 def _opener(kind: str):
@@ -204,30 +229,68 @@ def _opener(kind: str):
 
         return lzma.open
     zstandard = _need("zstandard")
-    return lambda f: zstandard.ZstdDecompressor().stream_reader(f)
+    return lambda f: _ZstdStream(zstandard, f)
+
+
+class _ZstdStream:
+    """zstd decompression that knows whether its frame ended (zstandard's stream reader does not say)."""
+
+    def __init__(self, zstandard, raw):
+        self.raw, self._lcread_zstd = raw, zstandard.ZstdDecompressor().decompressobj()
+        self.pending = b""
+
+    def read(self, size: int) -> bytes:
+        while len(self.pending) < size:
+            chunk = self.raw.read(1 << 20)
+            if not chunk:
+                break
+            try:
+                self.pending += self._lcread_zstd.decompress(chunk)
+            except Exception as e:  # zstandard.ZstdError
+                raise OSError(str(e)) from None
+            if self._lcread_zstd.eof:
+                break
+        out, self.pending = self.pending[:size], self.pending[size:]
+        return out
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 def compressed(kind: str):
     def convert(path: Path, out, marks, label: str, limit: int, progress) -> None:
         """Decompress in blocks, refusing past `limit` bytes. Text streams straight into the cache; a PDF,
-        Word or HTML file inside is unpacked to a temporary file first and converted."""
+        Word or HTML file inside is unpacked to a temporary file first (removed whatever happens) and converted."""
         size = max(path.stat().st_size, 1)
-        with open(path, "rb") as source, _opener(kind)(source) as stream:
-            first = _read(stream, label)
-            inside = sniff(first[:8192], path.name.rsplit(".", 1)[0])
-            if inside == "text":
-                marks.kind, marks.source, marks.lines = kind, label, -1  # one source for every line
-                _copy(first, stream, out, label, limit, lambda: progress(label, source.tell(), size))
-                return
-            with tempfile.NamedTemporaryFile(prefix="lcread-unpack-", delete=False) as raw:
-                inner = Path(raw.name)
-                _copy(first, stream, raw, label, limit, lambda: progress(label, source.tell(), size))
+        inner = None
         try:
+            with open(path, "rb") as source, _opener(kind)(source) as stream:
+                first = _read(stream, label)
+                inside = sniff(first[:8192], path.name.rsplit(".", 1)[0])
+                if inside == "text":
+                    marks.kind, marks.source, marks.lines = kind, label, -1  # one source for every line
+                    _copy(first, stream, out, label, limit, lambda: progress(label, source.tell(), size))
+                    _complete(stream, label)
+                    return
+                with tempfile.NamedTemporaryFile(prefix="lcread-unpack-", delete=False) as raw:
+                    inner = Path(raw.name)
+                    _copy(first, stream, raw, label, limit, lambda: progress(label, source.tell(), size))
+                _complete(stream, label)
             CONVERTERS[inside](inner, out, marks, label, limit, progress)
             marks.source = label
         finally:
-            inner.unlink(missing_ok=True)
+            if inner is not None:
+                inner.unlink(missing_ok=True)
     return convert
+
+
+def _complete(stream, label: str) -> None:
+    """A zstd stream must end with its frame (truncated .gz, .bz2 and .xz raise on their own)."""
+    if getattr(stream, "_lcread_zstd", None) is not None and not stream._lcread_zstd.eof:
+        raise LcreadError(f"{label} is truncated: the compressed stream ends early")
 
 
 def _copy(first: bytes, stream, dest, label: str, limit: int, tick) -> None:

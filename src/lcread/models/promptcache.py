@@ -26,10 +26,9 @@ DEFAULT_BYTES = 1 << 30
 
 def cache_bytes() -> int:
     """$LCREAD_KV_BYTES, else 1 GiB."""
-    try:
-        return int(os.environ.get("LCREAD_KV_BYTES", DEFAULT_BYTES))
-    except ValueError:
-        return DEFAULT_BYTES
+    from lcread.config import env_int
+
+    return env_int("LCREAD_KV_BYTES", DEFAULT_BYTES)
 
 
 class PromptCache:
@@ -54,10 +53,15 @@ class PromptCache:
         return best, length
 
     def load(self, ctx, cpp, key: str) -> list[int] | None:
-        """Restore an entry into sequence 0 of the context; its tokens, or None when it cannot be read."""
+        """Restore an entry into sequence 0 of the context; its tokens, or None when it cannot be read. The state
+        file is checked against the size and digest recorded when it was saved before llama.cpp reads it: a
+        truncated or damaged state would abort the process, so it is dropped instead."""
         saved = self._tokens.get(key)
         path = self.folder / f"{key}.kv"
         if saved is None or not path.exists():
+            return None
+        if not self._intact(key, path):
+            self.drop(key)
             return None
         array = (cpp.llama_token * len(saved))()
         count = ctypes.c_size_t(0)
@@ -80,6 +84,8 @@ class PromptCache:
             if not cpp.llama_state_seq_save_file(ctx, tmp.encode(), 0, array, len(tokens)):
                 return
             np.save(self.folder / f".saving-{key}.npy", held)
+            (self.folder / f".saving-{key}.sum").write_text(f"{os.path.getsize(tmp)} {_digest(Path(tmp))}")
+            os.replace(self.folder / f".saving-{key}.sum", self.folder / f"{key}.sum")
             os.replace(self.folder / f".saving-{key}.npy", self.folder / f"{key}.npy")
             os.replace(tmp, self.folder / f"{key}.kv")
         except OSError:  # a full disk or a read-only cache: the run goes on without saving
@@ -88,6 +94,18 @@ class PromptCache:
             Path(tmp).unlink(missing_ok=True)
         self._tokens[key] = held
         self.evict(keep=key)
+
+    def _intact(self, key: str, path: Path) -> bool:
+        try:
+            size, digest = (self.folder / f"{key}.sum").read_text().split()
+            return os.path.getsize(path) == int(size) and _digest(path) == digest
+        except (OSError, ValueError):
+            return False
+
+    def drop(self, key: str) -> None:
+        for suffix in (".kv", ".npy", ".sum"):
+            (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
+        self._tokens.pop(key, None)
 
     def evict(self, keep: str | None = None) -> None:
         """Remove the least recently used entries until the folder fits its bound."""
@@ -99,9 +117,7 @@ class PromptCache:
             if path.stem == keep:
                 continue
             total -= stat.st_size
-            path.unlink(missing_ok=True)
-            (self.folder / f"{path.stem}.npy").unlink(missing_ok=True)
-            self._tokens.pop(path.stem, None)
+            self.drop(path.stem)
 
     def _refresh(self) -> None:
         """Read the token lists of entries other processes saved since the last look."""
@@ -119,6 +135,14 @@ class PromptCache:
                 self._tokens[key] = np.load(self.folder / f"{key}.npy")
             except (OSError, ValueError):
                 continue
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()[:32]
 
 
 def _states(folder: Path) -> list[Path]:
@@ -143,6 +167,7 @@ def clear_folder() -> int:
     for path in states:
         path.unlink(missing_ok=True)
         path.with_suffix(".npy").unlink(missing_ok=True)
+        path.with_suffix(".sum").unlink(missing_ok=True)
     return len(states)
 
 
