@@ -122,6 +122,7 @@ def test_verbalized_and_end_gates_are_asked_after_every_fold(store):
     result, _, _ = run(store, EndPolicy(), replies)
     assert result.chunks_read == 2 and result.answer == "No answer was found in what was read."  # no evidence
     assert calls == {"fold": 2, "probe": 0, "gate": 2}  # and no probe call on empty notes
+    assert result.verified is False and result.missing  # not an answer: the CLI exits 4, never 0
 
 
 def test_a_backend_without_logprobs_fails_before_reading(store):

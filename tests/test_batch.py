@@ -78,3 +78,59 @@ def test_remote_style_models_run_tasks_concurrently(tmp_path, write):
     rows = run_batch(tasks, writer, lambda name: model, Settings(), MemoryTrace(), 3, lambda row: None)
     writer.close()
     assert peak[0] == 3 and sorted(r["answer"] for r in rows) == ["7261"] * 3
+
+
+def test_ctrl_c_stops_a_concurrent_batch_keeping_what_finished(tmp_path, write):
+    import signal
+    import time
+
+    doc = write("d.txt", "".join(f"line {i} of the ledger\n" for i in range(3000)) + "The vault code is 7261.\n")
+    calls = []
+
+    def brain(messages):
+        calls.append(time.monotonic())
+        time.sleep(0.2)
+        question = messages[1]["content"]
+        return 'answer "7261"' if "quick" in question else 'grep -i "ledger line"'
+
+    model = ScriptedModel([brain] * 400)
+    tasks = [BatchTask(id=f"t{i}", documents=[str(doc)], question=f"What is the {'quick ' if i < 2 else ''}vault "
+                       "code?") for i in range(8)]
+    out = tmp_path / "out.jsonl"
+    writer = ResultWriter(out)
+    timer = threading.Timer(1.5, signal.raise_signal, (signal.SIGINT,))
+    timer.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(tasks, writer, lambda name: model, Settings(), MemoryTrace(), 2, lambda row: None)
+    stopped = time.monotonic()
+    writer.close()
+    assert stopped - started < 5
+    ids = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert set(ids) <= {f"t{i}" for i in range(8)} and {"t0", "t1"} <= set(ids) and len(ids) < 8
+    made = len(calls)
+    time.sleep(0.6)
+    assert len(calls) == made  # nothing runs on after the batch stopped
+
+
+@pytest.mark.parametrize("line, message", [
+    ({"id": "a", "documents": ["d"], "question": "q", "stop": "bogus"}, "stop: unknown stopping policy 'bogus'"),
+    ({"id": "a", "documents": ["d"], "question": "  "}, "question: the question is empty"),
+    ({"id": "a", "documents": ["d"], "question": "q", "mode": "fast"}, "mode: unknown mode 'fast'"),
+])
+def test_a_task_the_cli_would_refuse_is_refused_before_anything_runs(tmp_path, line, message):
+    with pytest.raises(LcreadError, match=message):
+        load_tasks(tasks_file(tmp_path, [line]))
+
+
+def test_a_task_file_that_is_not_utf8_and_an_out_folder_are_named(tmp_path):
+    from lcread import batch
+
+    bad = tmp_path / "tasks.jsonl"
+    bad.write_bytes(b'{"id": "a", "documents": ["d"], "question": "caf\xe9"}\n')
+    with pytest.raises(LcreadError, match="tasks.jsonl is not UTF-8 text"):
+        load_tasks(bad)
+    good = tasks_file(tmp_path, [{"id": "a", "documents": ["d"], "question": "q"}])
+    with pytest.raises(LcreadError, match="is a folder: give the results file"):
+        batch.run(good, tmp_path, resume=False, concurrency=1, model=ScriptedModel([]), api_base=None,
+                  settings=Settings(), trace=None, router=None, quiet=True)

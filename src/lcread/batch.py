@@ -44,8 +44,10 @@ def load_tasks(path: Path) -> list[BatchTask]:
     """Every task of a JSONL file; a bad line is an error naming the line, before anything runs."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as e:
+        raise LcreadError(f"{path} is not UTF-8 text (byte {e.start:,}): a task file is JSON lines") from None
     except OSError as e:
-        raise LcreadError(f"cannot read {path}: {e.strerror}") from None
+        raise LcreadError(f"cannot read {path}: {(e.strerror or str(e)).lower()}") from None
     tasks, seen = [], set()
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -57,11 +59,30 @@ def load_tasks(path: Path) -> list[BatchTask]:
             raise LcreadError(f"{path}:{n}: {'.'.join(map(str, err['loc'])) or 'line'}: {err['msg']}") from None
         if task.id in seen:
             raise LcreadError(f"{path}:{n}: task id {task.id!r} appears twice")
+        problem = _invalid(task)
+        if problem:
+            raise LcreadError(f"{path}:{n}: {problem}")
         seen.add(task.id)
         tasks.append(task)
     if not tasks:
         raise LcreadError(f"{path} holds no tasks")
     return tasks
+
+
+def _invalid(task: BatchTask) -> str | None:
+    """What the CLI would refuse in a task: an empty question, an unknown mode or stopping policy, no documents."""
+    from lcread.api import MODES
+    from lcread.config import AcsConfig
+
+    if not task.question.strip():
+        return "question: the question is empty"
+    if not task.documents:
+        return "documents: give at least one file or folder"
+    if task.mode is not None and task.mode not in MODES:
+        return f"mode: unknown mode {task.mode!r}: use select, sac or acs"
+    if task.stop is not None and task.stop not in AcsConfig.model_fields["stop"].annotation.__args__:
+        return f"stop: unknown stopping policy {task.stop!r}: use acs, full, random, verbalized or end"
+    return None
 
 
 def completed_ids(out: Path) -> set[str]:
@@ -100,15 +121,17 @@ class ResultWriter:
         self._file.close()
 
 
-def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: Settings, trace: Trace) -> dict:
-    """One task to one result row; a failure is recorded in the row, never raised."""
+def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: Settings, trace: Trace,
+             display=None) -> dict:
+    """One task to one result row; a failure is recorded in the row, never raised (an interruption is: the task is
+    not done, and a resumed batch runs it again)."""
     started = time.monotonic()
     row: dict = {"id": task.id, "question": task.question, "mode": task.mode or settings.mode}
     try:
         model = models(task.model)
         task_settings = replace(settings, mode=task.mode or settings.mode, options=task.options or settings.options,
                                 acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
-        result = ask_with(task.documents, task.question, model, task_settings, trace=trace)
+        result = ask_with(task.documents, task.question, model, task_settings, trace=trace, display=display)
         if result.reason == "interrupted":
             raise KeyboardInterrupt  # not a result: a resumed batch runs this task again
         row.update(result.to_dict(), error=None)
@@ -123,27 +146,59 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
     return row
 
 
+class Stopping:
+    """The display of a batch's runs: silent, and once the batch is interrupted, it ends each run at its next step
+    (the runs in other threads do not see Ctrl-C themselves)."""
+
+    def __init__(self):
+        self.stop = threading.Event()
+
+    def _check(self, **kw) -> None:
+        if self.stop.is_set():
+            raise KeyboardInterrupt
+
+    start = step = compaction = chunk = _check
+
+    def state(self, **kw) -> None:
+        pass
+
+    def finish(self, **kw) -> None:
+        pass
+
+
 def run_batch(tasks: list[BatchTask], writer: ResultWriter, models: Callable[[str | None], Model],
               settings: Settings, trace: Trace, concurrency: int, on_result: Callable[[dict], None]) -> list[dict]:
-    """Run tasks, `concurrency` at a time for remote models; the in-process model runs one at a time."""
-    rows = []
+    """Run tasks, `concurrency` at a time for remote models; the in-process model runs one at a time. Ctrl-C or
+    SIGTERM stops the batch: the tasks running end at their next step, those not started never start, every
+    finished result is already written, and the interruption goes on up (exit 130 or 143)."""
+    rows, display = [], Stopping()
 
     def work(task: BatchTask) -> dict:
-        return run_task(task, models, settings, trace)
+        return run_task(task, models, settings, trace, display)
+
+    def done(row: dict) -> None:
+        writer.write(row)
+        rows.append(row)
+        on_result(row)
 
     local = [t for t in tasks if _is_local(models, t)]
     remote = [t for t in tasks if t not in local]
     for task in local:
-        row = work(task)
-        writer.write(row)
-        rows.append(row)
-        on_result(row)
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        for future in as_completed([pool.submit(work, t) for t in remote]):
-            row = future.result()
-            writer.write(row)
-            rows.append(row)
-            on_result(row)
+        done(work(task))
+    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+    futures = [pool.submit(work, t) for t in remote]
+    try:
+        for future in as_completed(futures):
+            done(future.result())
+    except KeyboardInterrupt:
+        display.stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        for future in futures:  # a task that finished while the others were stopping is kept
+            if future.done() and not future.cancelled() and future.exception() is None and \
+                    all(r["id"] != future.result()["id"] for r in rows):
+                done(future.result())
+        raise
+    pool.shutdown()
     return rows
 
 
@@ -208,6 +263,8 @@ def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | 
 
         need_ray()  # before anything is read or written: say how to install it
     todo = load_tasks(tasks)
+    if out.is_dir():
+        raise LcreadError(f"--out {out} is a folder: give the results file to write, e.g. {out}/results.jsonl")
     if out.exists() and out.stat().st_size and not resume:
         raise LcreadError(f"{out} already holds results: add --resume to skip the tasks done, or choose another --out")
     done = completed_ids(out) if resume else set()

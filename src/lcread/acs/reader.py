@@ -291,7 +291,9 @@ class FoldReader:
         final = reason == "read to the end" or reason.endswith(" stopped")
         result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=len(steps),
                            chunks_total=self.total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
+        if answer == NOTHING_FOUND:  # not an answer: exit 4 (unverified) when the reading ended, 3 after a limit
+            result.verified, result.missing = False, "nothing in what was read answers the question"
         self.trace.event("run_end", **result.to_dict())
-        self.display.finish(answer=answer, final=True, reason=reason,
-                            summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
+        self.display.finish(answer=answer, final=final, reason=reason, verified=result.verified,
+                            missing=result.missing, summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
         return result

@@ -322,6 +322,10 @@ class CommandLoop:
             raise LimitReached(f"time limit ({self.config.max_seconds:.0f} s)")
         try:
             reply = self.model.query(messages, max_tokens=max_tokens, timeout=remaining, **constraint)
+        except ModelError:
+            if self.stats.seconds >= self.config.max_seconds - 0.5:  # the call was cut by the run's own time limit
+                raise LimitReached(f"time limit ({self.config.max_seconds:.0f} s)") from None
+            raise
         finally:
             for retry in getattr(self.model, "retries", [])[:]:
                 self.trace.event("retry", **retry)

@@ -65,7 +65,11 @@ class ToolRunner:
             docs = [self._doc(name) for name in cmd.docs]
         except KeyError as e:
             return _error(f"no document named {e.args[0]!r}. Documents:\n{self.store.listing()}")
-        return getattr(self, f"_{cmd.name}")(cmd, docs)
+        try:
+            return getattr(self, f"_{cmd.name}")(cmd, docs)
+        except OSError as e:  # a file removed or replaced while the run reads it: the run goes on
+            return _error(f"cannot read {', '.join(d.name for d in docs) or 'the documents'} any more "
+                          f"({(e.strerror or type(e).__name__).lower()}): it was moved or removed during the run")
 
     def _doc(self, name: str) -> Document:
         return self.store.get(name)
