@@ -93,3 +93,15 @@ def test_a_signal_during_a_grep(tmp_path, sig, code):
     assert out.decode().strip() and "Traceback" not in err.decode()
     assert json.loads(trace.read_text().splitlines()[-1])["event"] == "run_end"
     assert not os.path.exists(f"/proc/{rg}")  # ripgrep was stopped and reaped
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_before_the_run_starts_keeps_its_exit_status_and_json(tmp_path, sig, code):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    proc = start(["ask", str(fifo), "q?", "--json"])
+    time.sleep(1.5)  # waiting for a writer on the pipe: before any model or loop
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == code and json.loads(out) == {"error": "interrupted", "exit_status": code}
+    assert b"interrupted" in err and b"Traceback" not in err

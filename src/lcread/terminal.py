@@ -108,6 +108,8 @@ def run(app) -> None:
         if debug:
             raise
         fail(f"{type(e).__name__}: {clean_line(e)} (set LCREAD_DEBUG=1 for the traceback)", 1)
+    if code == EXIT_INTERRUPTED:  # typer turns an interruption before the run (a pipe, a conversion) into 130
+        fail("interrupted", 128 + (_signal["number"] or 2))
     sys.exit(code if isinstance(code, int) else 0)
 
 
