@@ -72,6 +72,7 @@ def report(result, json_out: bool) -> None:
     if result.reason.startswith("model error"):
         typer.echo(f"lcread: error: {clean_line(result.reason)}; the answer is the best found before it", err=True)
     code = exit_status(result)
+    _signal["reported"] = True  # the run's own ending was printed: an exit status of 130 is its, not typer's
     if code:
         raise typer.Exit(code)
 
@@ -108,7 +109,8 @@ def run(app) -> None:
         if debug:
             raise
         fail(f"{type(e).__name__}: {clean_line(e)} (set LCREAD_DEBUG=1 for the traceback)", 1)
-    if code == EXIT_INTERRUPTED:  # typer turns an interruption before the run (a pipe, a conversion) into 130
+    if code == EXIT_INTERRUPTED and not _signal.get("reported"):  # typer turns an interruption before the run
+        # (a pipe, a conversion) into its own exit 130
         fail("interrupted", 128 + (_signal["number"] or 2))
     sys.exit(code if isinstance(code, int) else 0)
 

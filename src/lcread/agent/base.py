@@ -211,7 +211,7 @@ class CommandLoop:
                 raise LimitReached(f"grounding limit ({self.refused_unread} answers before reading anything)")
             return Observation(prompts.render("unread_answer", example=example_term(self.question)))
         verdict = self.verifier.check(command.answer)
-        if verdict.ok or not self.config.sufficiency:
+        if verdict.ok or verdict.settled or not self.config.sufficiency:
             raise Submitted(command.answer, verdict)
         progress = self.pending is not None and \
             set(self.verifier.atoms(command.answer)) > set(self.verifier.atoms(self.pending[0]))

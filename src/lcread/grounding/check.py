@@ -31,6 +31,9 @@ class Verdict:
     """False for open questions (summaries), where no predicate applies."""
     kind_ok: bool = True
     """False when the answer is not of the kind asked for (or only repeats the question)."""
+    settled: bool = False
+    """True when no further evidence can verify the answer (lcread cannot check its kind): the run ends with it,
+    unverified, instead of sending it back."""
 
 
 BEST_PASSAGES, BEST_SHARE = 3, 0.7
@@ -80,6 +83,10 @@ class Verifier(GroundedValues):
             unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
             return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
                            step=_grep(unsearched[0] if unsearched else absent[0]))
+        if p.kind == "lookup" and p.answer_type == "text" and not p.terms and not p.quote:
+            return Verdict(False, self.locate(answer), settled=True,
+                           missing="the question names nothing the answer can be tied to, and lcread cannot tell "
+                                   "what kind of answer it asks for: the answer is not verified")
         route = getattr(self, f"_{p.kind}", self._lookup)
         verdict = route(answer, atoms, found)
         if verdict.ok and verdict.applies and p.answer_type in ("number", "date") and p.kind in ("lookup", "parts"):
@@ -168,7 +175,8 @@ class Verifier(GroundedValues):
                            step=self._term_step(), kind_ok=False)
         kind = p.answer_type
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
-              "date": lambda: bool(DATE.search(answer))}.get(kind, lambda: True)()
+              "date": lambda: bool(DATE.search(answer)),
+              "path": lambda: bool(re.search(r"(^|\s)[~.]?/\S|\S/\S|(^|\s)~|\w\.\w{1,5}\b", answer))}.get(kind, lambda: True)()
         if ok:
             return None
         shown = answer if len(answer) <= 60 else answer[:57] + "..."

@@ -30,6 +30,10 @@ _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
                        r"\bhow (long|large|big|wide|tall|high|deep|heavy|fast|many|much)\b", re.I)
 """A number asked for by its unit ("the longest line, in bytes"), whatever the rest of the question says."""
+_PATH_ASK = re.compile(r"\b(which|what|in which|in what|into which)\s+(directory|directories|folder|folders|file|files|"
+                       r"path|paths|location)\b|^\s*where\b.*\b(locat|stor|sav|kept|keep|plac|install|put|go|goes|"
+                       r"live|lives|found|written|write)\w*", re.I)
+"""A file system place asked for ("Which directory ...", "Where does bash save ..."): the answer is a path."""
 _DATE_ASK = re.compile(r"^\s*when\b|\b(what|which|in which|in what)\s+(year|date|day|month|time|decade|century)\b"
                        r"|\bwhen (did|was|were|is|will|does|do)\b", re.I)
 _PERSON_ASK = re.compile(r"^\s*(who|whom|whose)\b|\b(which|what) (person|man|woman|author|writer|director|"
@@ -58,7 +62,7 @@ class Profile:
     """lookup, parts (several values asked together), all (every value of one thing), list (several
     items, possibly through a chain), count, where (section of a quote), page, choice, yesno, summary."""
     answer_type: str
-    """number, date, person, section or text."""
+    """number, date, person, path, section or text."""
     terms: list[str] = field(default_factory=list)
     """Names, ids, quoted strings, numbers: each must sit with the answer in the cited evidence."""
     keywords: list[str] = field(default_factory=list)
@@ -146,6 +150,8 @@ def _answer_type(q: str) -> str:
         return "number"
     if _PERSON_ASK.search(q):
         return "person"
+    if _PATH_ASK.search(q):
+        return "path"
     return "text"
 
 
