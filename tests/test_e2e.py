@@ -48,9 +48,10 @@ def test_embedded_model_finds_needles_in_process(local_model, tasks):
             result = SelectReader(local_model, ToolRunner(store), SilentDisplay(), trace).run(task.question)
         assert result.final and score(task, result.answer), (task, result.answer)
         assert result.stats.peak_context < 4000
-        first = trace.of("command")[0]["command"]
-        assert first.startswith("grep")
-        assert result.stats.cached_tokens > 0  # the second call reused the first call's KV cache
+        first = trace.of("command")[0]
+        assert first["auto"] and first["command"].startswith("search")  # lcread's own first step
+        if result.stats.calls > 1:
+            assert result.stats.cached_tokens > 0  # the second call reused the first call's KV cache
 
 
 def test_cli_json_on_the_embedded_model(tasks, tmp_path):
@@ -62,7 +63,7 @@ def test_cli_json_on_the_embedded_model(tasks, tmp_path):
     assert score(task, out["answer"])
     assert out["mode"] == "select" and out["model"] == "local" and out["final"] is True
     assert out["total_tokens"] == out["prompt_tokens"] + out["completion_tokens"] > 0
-    assert 0 < out["peak_context"] <= 16384 and out["steps"] >= 2 and out["compactions"] == 0
+    assert 0 < out["peak_context"] <= 16384 and out["steps"] >= 1 and out["compactions"] == 0
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     assert {e["event"] for e in events} >= {"run_start", "call", "command", "run_end"}
     assert all(e["prompt_tokens"] > 0 and e["latency"] > 0 for e in events if e["event"] == "call")
@@ -75,7 +76,7 @@ def test_cli_reads_stdin_and_shows_progress(tasks):
     assert proc.returncode == 0
     assert score(task, proc.stdout.decode())
     err = proc.stderr.decode()
-    assert "stdin" in err and "$ grep" in err and "tokens" in err and "answer" in err
+    assert "stdin" in err and "$ search" in err and "tokens" in err and "answer" in err
 
 
 def _free_port() -> int:
@@ -193,10 +194,8 @@ def test_sac_on_the_embedded_model(tasks, tmp_path):
     assert out["verified"] is not True or score(task, out["answer"])  # never verified and wrong
     events = [json.loads(line) for line in trace.read_text().splitlines()]
     commands = [e for e in events if e["event"] == "command"]
-    assert any(c["command"].startswith("grep") for c in commands)
-    if commands[0]["command"].startswith("answer"):  # an answer before reading anything is sent back
-        assert any(e["event"] == "answer_refused" for e in events)
-    assert all(e["state"]["task"] == task.question for e in commands)
+    assert commands[0]["auto"] and commands[0]["command"].startswith("search")  # sac never starts blind
+    assert all(e["state"]["task"] == task.question for e in commands[1:])
     assert all(e["context"] < 3000 for e in events if e["event"] == "call")
 
 

@@ -364,9 +364,9 @@ def test_with_no_name_in_the_question_the_answer_must_come_from_a_best_matching_
 
 
 def test_a_text_answer_to_a_question_naming_nothing_ends_unverified_at_once(write):
-    store = DocumentStore.open([str(write("p.txt", "Packages create system users with adduser --system.\n" * 3))])
-    model = ScriptedModel(['answer "Packages"', 'answer "adduser"'])
+    store = DocumentStore.open([str(write("p.txt", "Packages create system users with the helper tool.\n" * 3))])
+    model = ScriptedModel(['answer "Packages"', 'answer "helper"'])
     result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(
         "Which tool should packages use to create system users?")
-    assert result.answer == "adduser" and result.verified is False and len(model.calls) == 2  # no third call
+    assert result.answer == "helper" and result.verified is False and len(model.calls) == 2  # no third call
     assert "cannot tell what kind of answer" in result.missing

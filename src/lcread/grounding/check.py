@@ -83,7 +83,7 @@ class Verifier(GroundedValues):
             unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
             return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
                            step=_grep(unsearched[0] if unsearched else absent[0]))
-        if p.kind == "lookup" and p.answer_type == "text" and not p.terms and not p.quote:
+        if p.kind == "lookup" and p.answer_type == "text" and not p.terms and not p.quote and not _distinctive(answer):
             return Verdict(False, self.locate(answer), settled=True,
                            missing="the question names nothing the answer can be tied to, and lcread cannot tell "
                                    "what kind of answer it asks for: the answer is not verified")
@@ -448,9 +448,11 @@ class Verifier(GroundedValues):
         if not any(p.doc.name == s.doc and p.start <= s.line <= p.end for p in inside):
             return False
         ranker = self._memo("ranker", lambda: Ranker(found.terms))
+        asked = norm(self.profile.question).rstrip("?")
 
-        def score(x: Sentence) -> float:
-            return ranker.score(self._whole(x))
+        def score(x: Sentence) -> float:  # a line that quotes the question itself echoes it, it does not answer
+            whole = self._whole(x)
+            return 0.0 if asked and asked in norm(whole) else ranker.score(whole)
 
         top = self._memo("best_sentence", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
@@ -586,6 +588,22 @@ def _THOUSANDS(number: str) -> str:
 _REFERENCE = re.compile(r"\b(?:page|pages|p\.|pp\.|section|sec\.|chapter|figure|table|footnote|line|lines)\s+$")
 _NUMBERED_HEADING = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s+[A-Z\"'/(]|^\s*(\d+(?:\.\d+)+\.?|\d+\.)\s*$")
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*(\d+)\s*$")
+
+
+def _distinctive(answer: str) -> bool:
+    """A name that can only mean one thing where it is found (Qwen2.5-Coder-0.5B-Instruct, HTTPAdapter,
+    python-requests): digits, CamelCase, or a part that is no ordinary English word. "Static", "Variable" or
+    "non-zero" are words any passage holds."""
+    from lcread.grounding.question import _common_word
+
+    for token in answer.split():
+        token = token.strip(".,;:!?()[]\"'")
+        if re.search(r"\d", token) or re.search(r"[a-z][A-Z]", token):
+            return True
+        parts = [p for p in re.split(r"[-_./]", token) if len(p) >= 3]
+        if any(not _common_word(p.capitalize()) for p in parts):
+            return True
+    return False
 
 
 _SPELLED = {str(n): w for w, n in NUMBER_WORDS.items()}

@@ -207,10 +207,15 @@ class Passage:
 class Ranker:
     """Scores texts against a query's terms (BM25, with a bonus for query terms side by side)."""
 
-    def __init__(self, terms: list[Term], avg_tokens: float = 60.0):
+    def __init__(self, terms: list[Term], avg_tokens: float = 60.0, query: str = ""):
+        self.query = " ".join(query.lower().split()).rstrip("?")
         self.terms = {t.key: t for t in terms}
         self.index = {f: t.key for t in sorted(terms, key=lambda t: t.whole) for f in t.forms}
         self.avg = avg_tokens
+
+    def echoes(self, text: str) -> bool:
+        """Whether a text quotes the query itself (then it restates the question more than it answers it)."""
+        return bool(self.query) and self.query in " ".join(text.lower().split())
 
     def score(self, text: str) -> float:
         found = text_terms(text, self.index)
@@ -312,7 +317,7 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     estimate_weights(docs, terms)
     units = max(1, sum(d.size for d in docs) // UNIT)
     looked = prefilter(terms, units)
-    ranker = Ranker(terms)
+    ranker = Ranker(terms, query=query if len(query.split()) >= 4 else "")
     spots, candidates = _candidates(docs, looked, ranker, timeout)
     passages = _passages(spots, ranker, sections)
     text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
@@ -379,6 +384,8 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None) -> list[Passa
         heading = sections(passage.doc).enclosing(passage.start) if sections else None
         where = passage.doc.name + ("\n" + heading[1] if heading else "")
         passage.score = max(ranker.score(passage.text + "\n" + where), spot.score)
+        if ranker.echoes(passage.text):  # the question quoted word for word (an example, a list of questions)
+            passage.score /= 2
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
                (p.chars is None or passage.chars is None or _overlap(p.chars, passage.chars))
                or p.text == passage.text for p in out):  # overlapping, or a copy (a vendored file)
