@@ -4,7 +4,7 @@ import pytest
 
 from lcread.acs.policies import parse_end, parse_verbalized
 from lcread.grounding.question import parse_options
-from lcread.acs.rules import (AnswerState, acs_stop, change, draft_confidence, is_abstention, jsd, normalize,
+from lcread.acs.rules import (AnswerState, acs_stop, change, is_abstention, jsd, normalize,
                               posterior_from_top, random_stop_step, stability, token_f1)
 
 
@@ -87,11 +87,6 @@ def test_posterior_renormalises_top_logprobs_over_the_options():
     post = posterior_from_top(top, ["A", "B", "C", "D"])
     assert post == pytest.approx({"A": 0.2 / 0.9, "B": 0.7 / 0.9, "C": 0.0, "D": 0.0})
     assert posterior_from_top({"The": -0.1}, ["A", "B"]) == {"A": 0.5, "B": 0.5}
-
-
-def test_draft_confidence_is_the_least_sure_token():
-    assert draft_confidence([math.log(0.99), math.log(0.5), math.log(0.9)]) == pytest.approx(0.5)
-    assert draft_confidence([]) == 0.0
 
 
 def test_random_stop_is_fixed_by_the_seed_and_in_range():

@@ -32,6 +32,7 @@ def test_cache_dir_follows_the_environment(monkeypatch, tmp_path):
     assert weights.cache_dir() == tmp_path / "x" / "lcread"
 
 
+@pytest.mark.local
 def test_the_installed_parts_are_found_in_order():
     paths = weights.part_paths()
     assert [p.name for p in paths] == [f"part{i:02d}.bin" for i in range(1, 7)]

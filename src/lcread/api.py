@@ -31,7 +31,6 @@ OPTION_NAMES = {
     ModelConfig: {"api_base", "call_timeout", "local_context", "threads"},
 }
 RENAMED = {"max_tokens": "max_total_tokens", "call_timeout": "timeout"}
-MODES = ("select", "sac", "acs")
 
 _models: dict[tuple, object] = {}
 _models_lock = threading.Lock()
@@ -85,7 +84,7 @@ def settings_from(mode: str, options: list[str] | None, settings: dict):
 
 
 def _settings(mode: str, options: list[str] | None, configs: dict):
-    from lcread.run import Settings
+    from lcread.run import MODES, Settings
 
     if mode not in MODES:
         raise UsageError(f"unknown mode {mode!r}: use --mode select, sac or acs")

@@ -71,8 +71,8 @@ def load_tasks(path: Path) -> list[BatchTask]:
 
 def _invalid(task: BatchTask) -> str | None:
     """What the CLI would refuse in a task: an empty question, an unknown mode or stopping policy, no documents."""
-    from lcread.api import MODES
     from lcread.config import AcsConfig
+    from lcread.run import MODES
 
     if not task.question.strip():
         return "question: the question is empty"
@@ -204,7 +204,7 @@ def run_batch(tasks: list[BatchTask], writer: ResultWriter, models: Callable[[st
 
 def _is_local(models: Callable[[str | None], Model], task: BatchTask) -> bool:
     try:
-        return getattr(models(task.model), "in_process", False)
+        return models(task.model).in_process
     except LcreadError:
         return True  # run alone; the task records the error when it runs
 

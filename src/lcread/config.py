@@ -103,7 +103,7 @@ class AcsConfig(_Config):
         """The chunk size the backend prefers when --chunk-chars was not given. On CPU, prompt processing
         slows as the context grows (the embedded model: 199 tokens/s at 1K tokens, 172 at 2K, 136 at 6K),
         so the embedded model reads 8,000-character chunks, which also lets ACS stop at a finer grain."""
-        preferred = getattr(model, "chunk_chars", None)
+        preferred = model.chunk_chars
         if preferred and "chunk_chars" not in self.model_fields_set:
             return self.model_copy(update={"chunk_chars": preferred})
         return self

@@ -117,12 +117,6 @@ class Document:
                 text = _decode(head.rstrip(b"\n").rstrip(b"\r"))
                 yield Line(number, text, length - (1 if head.endswith(b"\n") or cut else 0), cut)
 
-    def line_start(self, number: int) -> int:
-        """Byte offset where line `number` starts."""
-        with open(self.path, "rb") as f:
-            self._seek_line(f, number)
-            return f.tell()
-
     def read_bytes(self, start: int, end: int) -> bytes:
         with open(self.path, "rb") as f:
             f.seek(start)
@@ -162,7 +156,7 @@ class Document:
         return "".join(pieces), position, min(start, position) + taken
 
 
-def _skip_line(f: BinaryIO, keep_newline: bool = True) -> int:
+def _skip_line(f: BinaryIO) -> int:
     """Read past the rest of the current line in bounded pieces; return its length in bytes."""
     total = 0
     while True:
@@ -170,7 +164,7 @@ def _skip_line(f: BinaryIO, keep_newline: bool = True) -> int:
         if not piece:
             return total
         if piece.endswith(b"\n"):
-            return total + (len(piece) if keep_newline else len(piece) - 1)
+            return total + len(piece)
         total += len(piece)
 
 

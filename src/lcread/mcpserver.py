@@ -180,7 +180,7 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
         display = Cancelled(lambda n, message: loop.run(ctx.report_progress, n, None, message))
 
         def run():
-            lock = one_at_a_time if getattr(llm, "in_process", False) else threading.Lock()
+            lock = one_at_a_time if llm.in_process else threading.Lock()
             with lock:
                 return api.ask_with(paths, question, llm, run_settings, display=display)
 

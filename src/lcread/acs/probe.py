@@ -23,11 +23,11 @@ NO_NOTES = "(no notes yet)"
 
 def probe_kind(model: Model, wanted: str) -> str:
     """`auto`: likelihood where the backend can score continuations, letters elsewhere."""
-    if wanted == "likelihood" and not getattr(model, "supports_scoring", False):
+    if wanted == "likelihood" and not model.supports_scoring:
         raise LcreadError(f"--probe likelihood needs a backend that scores continuations ({model.name} does "
                           "not): use --probe letters")
     if wanted == "auto":
-        return "likelihood" if getattr(model, "supports_scoring", False) else "letters"
+        return "likelihood" if model.supports_scoring else "letters"
     return wanted
 
 

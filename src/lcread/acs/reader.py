@@ -1,4 +1,4 @@
-"""acs: fold reading with Answer-Convergence Stopping (seed 000, DESIGN §7).
+"""acs: fold reading with Answer-Convergence Stopping (seed 000).
 
 For each chunk in document order: fold it into capped notes, probe the answer state from the notes,
 and let the stopping policy decide; the answer is the probe's prediction at the stopping step.
@@ -181,10 +181,9 @@ class FoldReader:
         copy from the chunk are dropped (notes hold evidence, not guesses); the cap is kept in code."""
         # The options are not shown: a small model echoes them into its notes instead of copying evidence.
         # The notes gather evidence for the question; only the probe weighs the options.
-        options = ""
         text = chunk.text()
         messages = [{"role": "user", "content": prompts.render(
-            "acs_fold", question=question, options=options, label=chunk.label, chunk=text)}]
+            "acs_fold", question=question, label=chunk.label, chunk=text)}]
         budget = self.config.notes_chars // 3 + 64
         self.fits(messages, budget)
         reply = self.call("fold", messages, max_tokens=budget)
@@ -202,15 +201,15 @@ class FoldReader:
             self.trace.event("fold_dropped", chunk=chunk.index, lines=dropped[:20])
         new = merge_notes(notes, added)
         if len(new) > self.config.notes_chars:
-            new = self.condense(question, options, new)
+            new = self.condense(question, new)
         return new
 
-    def condense(self, question: str, options: str, notes: str) -> str:
+    def condense(self, question: str, notes: str) -> str:
         """Notes over the cap: ask once for a shorter rewrite; if still over, keep the oldest lines (the
         evidence found first), cut at the cap."""
         cap = self.config.notes_chars
         messages = [{"role": "user", "content": prompts.render(
-            "acs_condense", notes=notes, question=question, options=options, length=len(notes), cap=cap)}]
+            "acs_condense", notes=notes, question=question, length=len(notes), cap=cap)}]
         action = "condensed"
         if self.model.count_tokens(messages) + cap // 3 <= (self.model.context_window or 1 << 30):
             notes = self.call("fold", messages, max_tokens=cap // 3 + 64).text.strip()

@@ -122,11 +122,6 @@ def posterior_from_top(top: dict[str, float], options: list[str]) -> dict[str, f
     return {o: v / total for o, v in mass.items()}
 
 
-def draft_confidence(logprobs: list[float]) -> float:
-    """A draft is only as sure as its least sure token: min over tokens of p(token)."""
-    return math.exp(min(logprobs)) if logprobs else 0.0
-
-
 _WORD = re.compile(r"\w+")
 _COPULAS = {"is", "are", "was", "were", "the", "a", "an", "answer", "final", "of", "it", "that", "this", "in", "for"}
 

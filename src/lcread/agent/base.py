@@ -161,7 +161,7 @@ class CommandLoop:
         return self.tools.ranked(question, top=BEST_PASSAGES)
 
     def first_step(self, question: str) -> None:
-        """lcread's own first step (DESIGN §8a), so that no run starts blind: inputs small enough for one read
+        """lcread's own first step (README: How it reads), so that no run starts blind: inputs small enough for one read
         are shown whole; otherwise the passages that best match the question, ranked by lcread."""
         docs, cap = self.tools.store.docs, self.tools.cap
         if sum(d.size + 12 * d.lines + len(d.name) + 8 for d in docs) <= cap:
@@ -327,10 +327,9 @@ class CommandLoop:
                 raise LimitReached(f"time limit ({self.config.max_seconds:.0f} s)") from None
             raise
         finally:
-            for retry in getattr(self.model, "retries", [])[:]:
+            for retry in self.model.retries[:]:
                 self.trace.event("retry", **retry)
-            if getattr(self.model, "retries", None):
-                self.model.retries.clear()
+            self.model.retries.clear()
         self.stats.count(reply, context)
         self.trace.event("call", context=context, max_tokens=max_tokens, prompt_tokens=reply.prompt_tokens,
                          completion_tokens=reply.completion_tokens, cached_tokens=reply.cached_tokens,

@@ -1,4 +1,4 @@
-"""sac: single-action compaction (seed 003 §5, DESIGN §6).
+"""sac: single-action compaction (seed 003 §5).
 
 Every step is a fresh conversation holding only the task, the state and the last observation; the
 model returns one command and the updated state, which is its only memory. The task is lcread's copy.

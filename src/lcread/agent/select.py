@@ -1,4 +1,4 @@
-"""select: selective reading with compaction (seed 003 §4, DESIGN §5).
+"""select: selective reading with compaction (seed 003 §4).
 
 One conversation grows by a command and its observation per step; its size is counted before every call
 and, at the threshold, the history is compacted into a handoff and a fresh conversation starts from it,

@@ -94,7 +94,7 @@ class Verifier(GroundedValues):
         return verdict
 
     def _competing(self, atoms: list[str], verdict: Verdict) -> Verdict:
-        """Competing evidence (DESIGN §8), whatever the question's words: lcread searches the whole input for
+        """Competing evidence, whatever the question's words: lcread searches the whole input for
         the sentences that carry the question's words the cited sentence carries, and collects the values of the
         asked kind in them. A sentence that matches the question as well as the cited one (or names a word of
         the question the cited one lacks: "spring and autumn") and holds a value the answer leaves out means the

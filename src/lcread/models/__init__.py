@@ -45,6 +45,14 @@ class Model(Protocol):
     """Whether `grammar=` (GBNF) constrains generation."""
     supports_logprobs: bool
     """Whether `logprobs=K` returns token log-probabilities (ACS needs them)."""
+    supports_scoring: bool
+    """Whether `score()` gives continuations' log-probabilities (the likelihood probe needs it)."""
+    in_process: bool
+    """True for a model that runs inside lcread's process (one llama.cpp context): tasks use it one at a time."""
+    chunk_chars: int | None
+    """The chunk size acs should read with on this backend, when it prefers one (None: the config's)."""
+    retries: list[dict]
+    """Retries made since the loop last looked (attempt, error, wait): the loop moves them into the trace."""
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
               logprobs: int | None = None, choices: list[str] | None = None,
@@ -55,12 +63,9 @@ class Model(Protocol):
 
     def count_tokens(self, messages: Messages) -> int: ...
 
-
-class Scorer(Protocol):
-    """A backend that can score given continuations of a prompt (the likelihood probe needs it)."""
-
     def score(self, messages: Messages, continuations: list[str]) -> Reply:
-        """The log-probability of each continuation as the assistant's reply, summed over its tokens."""
+        """The log-probability of each continuation as the assistant's reply, summed over its tokens (when
+        `supports_scoring`)."""
 
 
 def guard(name: str, api_base: str | None) -> None:

@@ -52,6 +52,7 @@ class LocalModel:
         self._formatter, self._stop = self._chat_formatter()
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
+        self.retries: list[dict] = []  # an in-process call is never retried
         self.prompt_cache = PromptCache(kv_dir(), self.path)
         """Saved KV states, keyed by their tokens: a prompt that begins like an earlier one starts warm."""
         self._on_disk = 0

@@ -36,6 +36,8 @@ def load_litellm():
 
 class LiteLLMModel:
     supports_grammar = False
+    in_process = False
+    chunk_chars = None
 
     def __init__(self, config: ModelConfig, sleep=time.sleep, router=None):
         self.config = config

@@ -16,6 +16,8 @@ class ScriptedModel:
     """
 
     supports_grammar = False
+    in_process = False
+    chunk_chars = None
 
     def __init__(self, outputs: list[str | Reply | Callable[[Messages], str | Reply]], *, name: str = "scripted",
                  context_window: int | None = None, supports_logprobs: bool = True,
@@ -28,6 +30,7 @@ class ScriptedModel:
         self.context_window = context_window
         self.supports_logprobs = supports_logprobs
         self.calls: list[dict] = []
+        self.retries: list[dict] = []
 
     def count_tokens(self, messages: Messages) -> int:
         return 3 + sum(4 + -(-len(m.get("content") or "") // 4) for m in messages)
