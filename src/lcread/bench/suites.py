@@ -237,7 +237,7 @@ asked as a command): the same task in every phrasing must verify the same answer
 def rephrase(task: Task, count: int) -> list[Task]:
     """The task in `count` phrasings (its own first), sharing a group; a question no template covers (HotpotQA)
     stays as it is."""
-    for pattern, others in PHRASINGS:
+    for pattern, others in PHRASINGS if count > 1 else []:
         m = re.match(pattern, task.question)
         if m:
             questions = [task.question] + [o.format(**m.groupdict()) for o in others]
