@@ -248,3 +248,11 @@ def test_text_that_begins_like_a_pdf_or_bzip2_is_read_as_text(tmp_path, cache):
         path.write_text(head + "The ferry left at 6:15.\n")
         with open_store(path, cache) as store:
             assert store.docs[0].lines == 2 and any("is text: read as text" in w for w in store.warnings)
+
+
+def test_another_process_evicting_an_entry_does_not_break_a_running_reader(tmp_path, cache):
+    path = make_pdf(tmp_path / "m.pdf", {1: "The pump runs for 18 months."}, 1)
+    with open_store(path, cache) as store:
+        cache.clear()  # what another process's eviction does
+        assert "18 months" in ToolRunner(store).run(parse("grep months")).text
+    assert not list(cache.folder.glob(".reading-*"))  # the run's own link went with it

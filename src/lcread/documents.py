@@ -276,6 +276,8 @@ class DocumentStore:
 def _document(path: Path, label: str, name: str, cache, progress, spooled: list[Path], warnings: list[str]):
     """One input as a Document: converted if need be, normalised for search, indexed; LcreadError if it cannot be."""
     prepared = prepare(path, label, cache or default_cache(), progress)
+    if prepared.temporary:
+        spooled.append(prepared.path)
     path = _normalise_text(prepared.path, label, spooled, warnings)
     doc = Document.index(name, path, label)
     doc.source = prepared.source

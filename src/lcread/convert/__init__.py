@@ -32,6 +32,8 @@ class Prepared:
     cached: bool = False
     warning: str | None = None
     """What the user should know about this input (read as text after all, a damaged cache entry rebuilt)."""
+    temporary: bool = False
+    """The path is this run's own link to the cached text (removed when the run ends)."""
 
 
 def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | None = None) -> Prepared:
@@ -48,7 +50,7 @@ def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | No
     key = cache.key(path)
     hit = cache.get(key)
     if hit is not None:
-        return Prepared(hit[0], hit[1], kind, time.monotonic() - started, cached=True)
+        return Prepared(cache.hold(hit[0]), hit[1], kind, time.monotonic() - started, cached=True, temporary=True)
     convert = CONVERTERS[kind]
     try:
         with cache.writing(key) as (out, marks):
@@ -65,7 +67,7 @@ def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | No
         raise
     text, source = cache.get(key)
     rebuilt = f"{label}: its cached conversion was damaged; converted again" if key in cache.damaged else None
-    return Prepared(text, source, kind, time.monotonic() - started, warning=rebuilt)
+    return Prepared(cache.hold(text), source, kind, time.monotonic() - started, warning=rebuilt, temporary=True)
 
 
 def looks_like_text(head: bytes) -> bool:

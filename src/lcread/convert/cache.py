@@ -106,6 +106,16 @@ class ConvertCache:
         os.utime(meta)  # recently used
         return text, source
 
+    def hold(self, text: Path) -> Path:
+        """A link of this run's own to an entry's text: another process's eviction removes the entry's name, not
+        the text a running grep reads (the run removes its link when it ends)."""
+        link = self.folder / f".reading-{os.getpid()}-{os.urandom(4).hex()}.txt"
+        try:
+            os.link(text, link)
+        except OSError:
+            return text  # a file system without hard links: read the entry itself
+        return link
+
     def remove(self, key: str) -> None:
         (self.folder / f"{key}.txt").unlink(missing_ok=True)
         (self.folder / f"{key}.map.json").unlink(missing_ok=True)
@@ -143,6 +153,14 @@ class ConvertCache:
         return out
 
     def evict(self, keep: str | None = None) -> None:
+        import time
+
+        for stale in self.folder.glob(".reading-*.txt"):  # links left by runs that were killed
+            try:
+                if time.time() - stale.stat().st_mtime > 86_400:
+                    stale.unlink()
+            except OSError:
+                continue
         entries = sorted(self.entries(), key=lambda e: e[2])
         total = sum(size for _, size, _ in entries)
         for text, size, _ in entries:
