@@ -11,6 +11,9 @@ from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, prefix
 from lcread.grounding.question import distinguishing_terms, stem
 
 
+_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]+)*/?|(?<![\w/.])[\w.+-]+/[\w.+/-]+")
+
+
 def _reference(sentence: str, value: str) -> bool:
     from lcread.grounding.check import _only_a_reference
 
@@ -71,7 +74,7 @@ class GroundedValues:
                                       if p.section and fragment and fragment in norm(p.text)))
         if self.profile.kind in ("summary", "yesno"):
             return []
-        if kind not in ("number", "date") and not after_refusal:
+        if kind not in ("number", "date", "path") and not after_refusal:
             return []
         asked = set(re.split(r"[^a-z0-9]+", self.profile.question.lower()))
         terms = {norm(t) for t in self.profile.terms}
@@ -87,6 +90,8 @@ class GroundedValues:
         for s in pool:
             if kind in ("number", "date"):
                 out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]
+            elif kind == "path":  # a directory or file the best sentences name: /var/tmp, ~/.bash_history
+                out += [m.group(0).rstrip(".,;:") for m in _PATH.finditer(s.text)]
             else:
                 out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
                         and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
