@@ -193,3 +193,12 @@ def test_tool_config_cap_bounds_the_ranked_search(write):
     store = DocumentStore.open([str(hay(write, 10, "The ferry left at 6:15."))])
     out = ToolRunner(store, ToolConfig(read_chars=600)).run(parse("search ferry harbour road orchard"))
     assert len(out.text) <= 600
+
+
+def test_joined_words_that_occur_nowhere_do_not_crowd_the_rare_words_out_of_the_prefilter(write):
+    for i in range(400):
+        write(f"logs/part{i % 10}/log-{i:04d}.txt", f"2026-11-30T10:00:00 INFO worker-{i % 32} request {i} served\n")
+    write("logs/part7/log-0277.txt", "2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9\n")
+    store = DocumentStore.open([str(write("logs/README", "logs\n").parent)])
+    out = ToolRunner(store).run(parse("search which volume ran out of disk quota"))
+    assert "1: 2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9" in out.text

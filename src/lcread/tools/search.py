@@ -289,8 +289,6 @@ def prefilter(terms: list[Term], units: int) -> list[Term]:
     ranked = sorted(terms, key=lambda t: (t.share, -len(t.key)))
     chosen, expected = [], 0.0
     for t in ranked:
-        if t.share == 0 and t.key.isdigit() is False and not t.whole and chosen and len(chosen) >= 4:
-            break
         cost = t.share * units
         if chosen and expected + cost > PREFILTER_UNITS:
             break
