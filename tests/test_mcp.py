@@ -120,3 +120,34 @@ def test_a_cancelled_ask_stops_its_run(served):
     made = len(calls)
     time.sleep(1.0)
     assert len(calls) == made and made < 10  # no call after the cancellation was seen
+
+
+def test_the_server_speaks_streamable_http_on_loopback(served):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "lcread", "mcp", "--root", str(served), "--http", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ})
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+
+        async def go():
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                return names, await client.call_tool("read", {"path": "log.txt", "start": 302, "end": 302})
+        names, result = anyio.run(go)
+        assert "ask" in names and "302: The harbour log says the ferry left at 6:15." in text(result)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
