@@ -289,9 +289,10 @@ def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | 
     return rows
 
 
-def model_chooser(default: str | None, api_base: str | None, router: Path | None) -> Callable[[str | None], Model]:
+def model_chooser(default: str | None, api_base: str | None, router: Path | None,
+                  threads: int | None = None) -> Callable[[str | None], Model]:
     """The model for a task's `model` field (or the default), each built once; with a router file, the names
-    it lists spread their calls over its deployments."""
+    it lists spread their calls over its deployments; `threads` for an embedded model (a Ray worker's CPUs)."""
     spread, names = None, set()
     if router:
         from lcread.models.remote import load_router
@@ -307,7 +308,8 @@ def model_chooser(default: str | None, api_base: str | None, router: Path | None
         name = name or default or env_model() or "local"
         with lock:
             if name not in built:
-                config = make_config(ModelConfig, **{k: v for k, v in (("name", name), ("api_base", api_base)) if v})
+                config = make_config(ModelConfig, **{k: v for k, v in (("name", name), ("api_base", api_base),
+                                                                       ("threads", threads)) if v})
                 built[name] = _router_model(config, spread) if name in names else load_model(name, config)
             return built[name]
 

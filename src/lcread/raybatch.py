@@ -34,7 +34,9 @@ class Worker:
 
         self.settings = settings
         if model is None or isinstance(model, str):
-            self.choose = model_chooser(model, api_base, None)
+            # an embedded model uses the CPUs Ray gave this worker, not every core (workers would fight for them)
+            threads = _assigned_cpus()
+            self.choose = model_chooser(model, api_base, None, threads)
         else:  # a Model object handed in (tests, the scripted model)
             self.choose = lambda name: model
 
@@ -47,15 +49,27 @@ class Worker:
         return row
 
 
+def _assigned_cpus() -> int | None:
+    try:
+        import ray
+
+        cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
+        return max(1, int(cpus)) if cpus else None
+    except Exception:  # noqa: BLE001 - outside a Ray worker
+        return None
+
+
 def workers_for(ray, model, requested: int | None) -> tuple[int, dict]:
-    """How many workers, and what each asks of the cluster: one per GPU when the cluster has GPUs and the model is
-    the embedded one, else one per CPU slot (the embedded model then runs on one CPU's threads)."""
+    """How many workers, and what each asks of the cluster: for the embedded model one per GPU when the cluster
+    has GPUs, else the CPUs shared out between the workers (each runs llama.cpp on its share: two workers that
+    both use every core slow each other down); for a served model, one per CPU slot."""
     resources = ray.cluster_resources()
     gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
     local = model is None or isinstance(model, str) and model.startswith("local")
     if local and gpus:
         return requested or gpus, {"num_gpus": 1}
-    return requested or cpus, {"num_cpus": 1}
+    count = requested or cpus
+    return count, {"num_cpus": max(1, cpus // count) if local else 1}
 
 
 def run_ray(tasks, writer, model, api_base: str | None, settings, address: str | None, workers: int | None,
