@@ -370,3 +370,13 @@ def test_a_text_answer_to_a_question_naming_nothing_ends_unverified_at_once(writ
         "Which tool should packages use to create system users?")
     assert result.answer == "helper" and result.verified is False and len(model.calls) == 2  # no third call
     assert "cannot tell what kind of answer" in result.missing
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("An add-on package in /opt has files that change in normal operation: where must they be installed?", "path"),
+    ("In which UID range does adduser allocate user accounts by default?", "number"),
+    ("What is the default chunk_size of Response.iter_content?", "number"),
+    ("What is the longest line, in bytes, that http.client accepts?", "number"),
+])
+def test_the_kind_of_answer_is_read_from_the_whole_question(question, kind):
+    assert classify(question).answer_type == kind

@@ -24,14 +24,14 @@ _MONTHS = ("january february march april may june july august september october 
 _NUMBER_ASK = re.compile(
     r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
     r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
-    r"capacity|population|length|width|height|weight|temperature|speed|duration)\b", re.I)
+    r"capacity|population|length|width|height|weight|temperature|speed|duration|range|ranges|uid|gid|id)\b", re.I)
 _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits|seconds|milliseconds|microseconds|"
                        r"minutes|hours|days|weeks|months|years|characters|chars|lines|pixels|points|inches|centimeters|"
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
                        r"\bhow (long|large|big|wide|tall|high|deep|heavy|fast|many|much)\b", re.I)
 """A number asked for by its unit ("the longest line, in bytes"), whatever the rest of the question says."""
 _PATH_ASK = re.compile(r"\b(which|what|in which|in what|into which)\s+(directory|directories|folder|folders|file|files|"
-                       r"path|paths|location)\b|^\s*where\b.*\b(locat|stor|sav|kept|keep|plac|install|put|go|goes|"
+                       r"path|paths|location)\b|\bwhere\b.*\b(locat|stor|sav|kept|keep|plac|install|put|go|goes|"
                        r"live|lives|found|written|write)\w*", re.I)
 """A file system place asked for ("Which directory ...", "Where does bash save ..."): the answer is a path."""
 _DATE_ASK = re.compile(r"^\s*when\b|\b(what|which|in which|in what)\s+(year|date|day|month|time|decade|century)\b"
@@ -144,6 +144,7 @@ def _counted(q: str) -> list[str]:
 
 
 def _answer_type(q: str) -> str:
+    q = re.sub(r"(?<=\w)_(?=\w)", " ", q)  # chunk_size asks for a size
     if _DATE_ASK.search(q) and not re.search(r"\bin (seconds|milliseconds|minutes|hours|days)\b", q, re.I):
         return "date"
     if _NUMBER_ASK.search(q) or _UNIT_ASK.search(q):
