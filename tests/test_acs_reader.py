@@ -263,3 +263,28 @@ def test_notes_keep_lines_about_the_question_and_their_chain_not_look_alikes():
     later, _ = about_the_question(["Lucan Prideaux retired in 1999."], "\n".join(kept), ["quiet-harbor-42"])
     assert later == ["Lucan Prideaux retired in 1999."]  # the chain goes on in a later chunk
     assert about_the_question(lines, "", [])[0] == lines  # nothing distinctive asked: everything stays
+
+
+def test_an_acs_answer_carries_citations_and_the_verified_flag_of_select(write):
+    import lcread
+
+    parts = [f"Part {i}: the depot clerk filed the daily sheet and went home. " * 4 + "\n" for i in range(1, 7)]
+    parts[3] = "Part 4: The Kestrel Bay granary reported 21,812 bushels of seed wheat.\n"
+    parts[5] = "Part 6: The Portwick granary reported 9,400 bushels of seed wheat.\n"
+    doc = write("granary.txt", "".join(parts))
+
+    def reply(messages):
+        text = messages[-1]["content"]
+        if text.startswith("New part"):
+            return "The Kestrel Bay granary reported 21,812 bushels of seed wheat." if "Kestrel" in text else "none"
+        return draft("21,812") if "Kestrel" in text else draft("not found", 0.99)
+
+    question = "How many bushels of seed wheat did the Kestrel Bay granary report?"
+    result = lcread.ask(str(doc), question, mode="acs", model=ScriptedModel([reply] * 100), stop="full",
+                        chunk_chars=300)
+    assert result.answer == "21,812" and result.verified is True
+    assert result.citations[0].line == 4 and "21,812 bushels" in result.citations[0].quote
+    wrong = lcread.ask(str(doc), question, mode="acs", stop="full", chunk_chars=300,
+                       model=ScriptedModel([lambda m: draft("9,400") if not m[-1]["content"].startswith("New part")
+                                            else reply(m)] * 100))
+    assert wrong.answer == "9,400" and wrong.verified is False

@@ -143,9 +143,10 @@ def small_doc(tmp_path_factory):
 
 def test_acs_open_ended_on_the_embedded_model(small_doc):
     proc = run_cli("ask", "--mode", "acs", "--chunk-chars", "1500", str(small_doc), "Who hid the letter?", "--json")
-    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.returncode in (0, 4), proc.stderr.decode()  # 4: the answer's evidence did not verify it
     out = json.loads(proc.stdout)
     assert "elinor" in out["answer"].lower()
+    assert out["verified"] is not True or out["citations"]
     assert out["chunks_total"] == 4 and 1 <= out["chunks_read"] <= 4 and len(out["chunks"]) == out["chunks_read"]
     assert all(0 <= s["confidence"] <= 1 for s in out["chunks"])
     assert all(not s["eligible"] for s in out["chunks"] if not s["notes_chars"])  # empty notes: no answer state
@@ -156,7 +157,7 @@ def test_acs_open_ended_on_the_embedded_model(small_doc):
 def test_acs_multiple_choice_on_the_embedded_model(small_doc):
     proc = run_cli("ask", "--mode", "acs", "--chunk-chars", "1500", str(small_doc),
                    "Who hid the letter? A) Anne B) Elinor C) Marianne D) Lucy", "--json", "--probe", "letters")
-    assert proc.returncode == 0, proc.stderr.decode()
+    assert proc.returncode in (0, 4), proc.stderr.decode()  # a near-uniform posterior's pick may not verify
     out = json.loads(proc.stdout)
     # the 0.5B model's letter posterior is close to uniform: it never reaches theta, so it reads to the end
     assert out["answer"][0] in "ABCD" and out["stop_reason"] == "read to the end"
@@ -177,6 +178,7 @@ def test_acs_likelihood_probe_stops_early_when_the_answer_is_in_the_first_chunk(
     assert proc.returncode == 0, proc.stderr.decode()
     out = json.loads(proc.stdout)
     assert out["answer"].startswith("D") and out["stop_reason"] == "acs stopped", out["chunks"]
+    assert out["verified"] and out["citations"][0]["line"] == 3  # the fold's note, found in the document
     assert out["chunks_read"] < out["chunks_total"] and out["chunks"][0]["probe"] == "likelihood"
     assert out["chunks"][0]["notes_chars"] > 0  # the fold kept the evidence, not the options
 

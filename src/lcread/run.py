@@ -54,12 +54,40 @@ def _acs(model, store, question, settings, display, trace):
     question, pairs = parse_options(question, split_options(settings.options))
     probe = Probe(model, question, pairs, config.top_k, config.draft_tokens, config.probe, config.draft_confidence)
     config, how = _calibrated(config, model, probe)
-    reader = FoldReader(model, probe, make_policy(config), display, trace, config)  # checks log-probs first
+    reader = FoldReader(model, probe, make_policy(config), display, trace, config,  # checks log-probs first
+                        grounding=lambda answer, notes: ground_notes(store, settings, question, pairs, answer, notes))
     label = f"acs · stop {config.stop}" + (f" · θ {config.theta:g}{how} · probe {probe.kind}"
                                            if config.stop == "acs" else "")
     display.start(question=question, model=model.name, mode=label, documents=store.listing(),
                   limit=model.context_window or 0)
     return reader.run(question, chunk_store(store, config.chunk_chars))
+
+
+def ground_notes(store, settings: Settings, question: str, pairs, answer: str, notes: str):
+    """The evidence of an acs answer: its notes are lines copied from the document, so lcread finds each in the
+    documents (ripgrep, no model) and checks the answer on them with the same predicates as select's; citations
+    carry line, characters and page."""
+    from dataclasses import replace
+
+    from lcread.grounding import EvidenceLog, Verifier, classify
+    from lcread.tools import Command, ToolRunner
+
+    tools = ToolRunner(store, settings.tools)
+    log = EvidenceLog()
+    for line in dict.fromkeys(n.strip() for n in notes.splitlines()):
+        if len(line) >= 8:
+            found = tools.run(Command("grep", "", patterns=[line[:100]], flags={"-F"}, max_count=2))
+            log.add([p for p in found.shown if p.kind == "match"])
+
+    def place_of(name: str, line: int):
+        source = store.by_name[name].source if name in store.by_name else None
+        return source.locate(line) if source is not None else None
+
+    verifier = Verifier(classify(question, pairs), log, tools.count, place_of, tools.occurrences,
+                        lambda: tools.ranked(question, top=3))
+    verdict = verifier.check(answer)
+    verdict.citations = [replace(c, place=place_of(c.doc, c.line)) for c in verdict.citations]
+    return verdict
 
 
 def _calibrated(config, model, probe):

@@ -121,12 +121,15 @@ class FoldReader:
     mode = "acs"
 
     def __init__(self, model: Model, probe: Probe | list[Probe], policy: Policy, display: Display, trace: Trace,
-                 config: AcsConfig | None = None):
+                 config: AcsConfig | None = None, grounding=None):
         self.probes = probe if isinstance(probe, list) else [probe]
         """The first probe's state decides and answers; the others are read beside it (for the bench)."""
         self.model, self.probe, self.policy = model, self.probes[0], policy
         self.display, self.trace = display, trace
         self.config = config or AcsConfig()
+        self.grounding = grounding
+        """(answer, notes) -> the Verdict of the answer's evidence (run.ground_notes), or None to skip it."""
+        self.notes = ""
         self.terms = classify(self.probe.question, self.probe.options).terms
         """The question's distinguishing terms: notes keep only lines about them (and their chain)."""
         if policy.needs_logprobs and not model.supports_logprobs:
@@ -153,7 +156,7 @@ class FoldReader:
         for chunk in chunks:
             t = chunk.index
             clock, before = time.monotonic(), self.by_kind["fold"]
-            notes = self.fold(question, notes, chunk)
+            notes = self.notes = self.fold(question, notes, chunk)
             step = Step(t, len(notes), self.by_kind["fold"] - before, time.monotonic() - clock)
             steps.append(step)
             if self.policy.probes_every_step:
@@ -292,7 +295,12 @@ class FoldReader:
                            chunks_total=self.total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
         if answer == NOTHING_FOUND:  # not an answer: exit 4 (unverified) when the reading ended, 3 after a limit
             result.verified, result.missing = False, "nothing in what was read answers the question"
+        elif self.grounding is not None:  # the notes are the document's own lines: cited and checked like select's
+            verdict = self.grounding(answer, self.notes)
+            result.verified = verdict.ok if verdict.applies else None
+            result.citations, result.missing = verdict.citations, None if verdict.ok else verdict.missing
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=final, reason=reason, verified=result.verified,
-                            missing=result.missing, summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
+                            missing=result.missing, citations=[c.label() + ": " + c.quote for c in result.citations],
+                            summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
         return result
