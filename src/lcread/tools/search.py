@@ -133,6 +133,8 @@ class Term:
     forms: set[str]
     whole: bool = False
     """An identifier matched as a whole (it also contributes its parts as terms)."""
+    joined: bool = False
+    """Two adjacent words of the query written as one ("pool size" as POOLSIZE): a guess, often found nowhere."""
     idf: float = 1.0
     share: float = 0.0
     """Estimated share of units that hold the term."""
@@ -143,11 +145,11 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
     terms: dict[str, Term] = {}
     text = _HOW.sub("how", text)
 
-    def add(key: str, forms: set[str], whole: bool = False) -> None:
+    def add(key: str, forms: set[str], whole: bool = False, joined: bool = False) -> None:
         if key in terms:
             terms[key].forms |= forms
         else:
-            terms[key] = Term(key, forms, whole)
+            terms[key] = Term(key, forms, whole, joined=joined)
 
     words: list[str] = []
     for match in _WORD.finditer(text):
@@ -157,7 +159,7 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
         low = token.lower()
         if low.isalpha() and low not in stopwords and low not in _ASKING and len(low) >= 3:
             if words and words[-1]:  # "pool size" is also `POOLSIZE`, "iter lines" `iter_lines`
-                add(words[-1] + low, {words[-1] + low, f"{words[-1]}_{low}"}, whole=True)
+                add(words[-1] + low, {words[-1] + low, f"{words[-1]}_{low}"}, whole=True, joined=True)
             words.append(low)
         else:
             words.append("")
@@ -284,17 +286,33 @@ def _sample(docs):
                 yield data[cut + 1 if 0 <= cut < len(data) - 1 and i else 0:].decode("utf-8", "ignore")
 
 
+PREFILTER_FORMS = 24
+"""Word forms ripgrep looks for at most: each costs it time on every byte of a 2 GB log."""
+
+
 def prefilter(terms: list[Term], units: int) -> list[Term]:
-    """The terms ripgrep looks for: the rarest first, while together they stay rare enough."""
-    ranked = sorted(terms, key=lambda t: (t.share, -len(t.key)))
-    chosen, expected = [], 0.0
+    """The terms ripgrep looks for: the rarest first (real words before joined guesses of the same rarity),
+    while together they stay rare enough and few enough to search fast."""
+    ranked = sorted(terms, key=lambda t: (t.share, t.joined, -len(t.key)))
+    chosen, expected, forms = [], 0.0, 0
     for t in ranked:
         cost = t.share * units
-        if chosen and expected + cost > PREFILTER_UNITS:
+        if chosen and (expected + cost > PREFILTER_UNITS or forms + len(prefilter_forms(t)) > PREFILTER_FORMS):
             break
         chosen.append(t)
         expected += cost
+        forms += len(prefilter_forms(t))
     return chosen
+
+
+def prefilter_forms(term: Term) -> list[str]:
+    """The forms ripgrep looks for, shortest first (a substring search: "limit" finds "limits" and "limited")."""
+    forms = sorted({f for f in term.forms if len(f) >= 3 or f.isdigit()}, key=lambda f: (len(f), f))
+    kept: list[str] = []
+    for f in forms:
+        if not any(k in f for k in kept):
+            kept.append(f)
+    return kept[:6]
 
 
 @dataclass
@@ -324,7 +342,7 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
 
 def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float) -> tuple[list[Passage], int]:
     """The best-scoring lines (or windows of long lines) that hold a prefilter term."""
-    forms = sorted({f for t in terms for f in t.forms if len(f) >= 3 or f.isdigit()})
+    forms = sorted({f for t in terms for f in prefilter_forms(t)})
     if not forms:
         return [], 0
     by_path = {str(d.path): d for d in docs}
