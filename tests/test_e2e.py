@@ -88,7 +88,7 @@ def _free_port() -> int:
 def start_server(alias: str = "qwen-local") -> tuple[subprocess.Popen, str]:
     """llama-cpp-python's OpenAI-compatible server on a free loopback port, once it answers."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_model_path()),
+    proc = subprocess.Popen([sys.executable, "-m", "lcread.models.llamaserver", "--model", str(embedded_model_path()),
                              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "16384",
                              "--model_alias", alias],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -100,10 +100,10 @@ def start_server(alias: str = "qwen-local") -> tuple[subprocess.Popen, str]:
             return proc, base
         except OSError:
             if proc.poll() is not None:
-                raise RuntimeError("llama_cpp.server exited at start")
+                raise RuntimeError("the llama-cpp-python server exited at start")
             time.sleep(0.5)
     proc.kill()
-    raise RuntimeError("llama_cpp.server did not answer within 120 s")
+    raise RuntimeError("the llama-cpp-python server did not answer within 120 s")
 
 
 def stop_server(proc: subprocess.Popen) -> None:
