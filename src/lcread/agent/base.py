@@ -17,6 +17,7 @@ from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.check import BEST_PASSAGES
+from lcread.grounding.evidence import norm
 from lcread.tools.search import TOP
 from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
@@ -92,6 +93,7 @@ class CommandLoop:
                                  self.place_of, self.tools.occurrences, lambda: self.best_passages(asked))
         self.pending: tuple[str, Verdict] | None = None
         self.refusals, self.refused_at, self.checks_run = 0, 0, set()
+        self.refused: set[str] = set()
         self.continuations: dict[str, Command] = {}
         self.context.begin(self)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
@@ -158,7 +160,13 @@ class CommandLoop:
 
     def best_passages(self, question: str):
         """lcread's ranked search for the question, for the sufficiency gate."""
-        return self.tools.ranked(question, top=BEST_PASSAGES)
+        return self.tools.ranked(question, top=BEST_PASSAGES, kind=self.value_kind)
+
+    @property
+    def value_kind(self) -> str | None:
+        """The kind of value the question asks for, when searches can favour passages holding one."""
+        kind = self.verifier.profile.answer_type
+        return kind if kind in ("number", "date", "path") else None
 
     def first_step(self, question: str) -> None:
         """lcread's own first step (README: How it reads), so that no run starts blind: inputs small enough for one read
@@ -190,7 +198,8 @@ class CommandLoop:
         an answer can only be one of them (the model chooses among grounded values, it cannot invent one)."""
         if not self.model.supports_grammar:
             return None
-        candidates = self.verifier.candidates(after_refusal=self.pending is not None)
+        candidates = [c for c in self.verifier.candidates(after_refusal=self.pending is not None)
+                      if norm(c) not in self.refused]  # an answer sent back is not offered again
         keep = self.verifier.linked_items(self.pending[0]) if self.pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
                                        [k for k in keep if k in candidates], self.verifier.slots(),
@@ -216,6 +225,7 @@ class CommandLoop:
         progress = self.pending is not None and \
             set(self.verifier.atoms(command.answer)) > set(self.verifier.atoms(self.pending[0]))
         self.pending = (command.answer, verdict)
+        self.refused.add(norm(command.answer.strip().strip('"')))
         self.refusals += 0 if progress else 1  # an answer that grows (a chain, more values) is progress
         self.refused_at = self.refused_at or self.stats.steps
         self.trace.event("answer_unverified", step=self.stats.steps, answer=command.answer, missing=verdict.missing,
@@ -223,7 +233,13 @@ class CommandLoop:
         if self.refusals > self.config.max_refusals:
             raise LimitReached(f"sufficiency limit ({self.refusals} answers without the evidence they need)")
         ran = ""
-        if verdict.step and verdict.step not in self.checks_run:
+        lines = [] if self.verifier.profile.terms else self.verifier.answer_lines(self.refused)
+        if lines:  # nothing in the question to grep for: the shown lines that match it best instead
+            kind = self.verifier.profile.answer_type
+            ran = prompts.render("answer_lines", holding=f" and hold a {kind}" if kind in ("number", "date", "path")
+                                 else "",
+                                 lines="\n".join(f"{s.doc}:{s.line}: {s.text[:300]}" for s in lines))
+        elif verdict.step and verdict.step not in self.checks_run:
             self.checks_run.add(verdict.step)
             output = self.run_tool(parse(verdict.step))
             self.trace.event("check_step", step=self.stats.steps, command=verdict.step, chars=output.chars)
@@ -251,6 +267,8 @@ class CommandLoop:
         return source.locate(line) if source is not None else None
 
     def run_tool(self, command: Command) -> Observation:
+        if command.name == "search" and command.kind is None:
+            command = replace(command, kind=self.value_kind)
         observation = self.tools.run(command)
         self.evidence.add(observation.shown, observation.search)
         return observation
@@ -297,7 +315,7 @@ class CommandLoop:
     def searched_instead(self, command: Command) -> str:
         """A grep that found nothing: the passages that best match its words and the question's."""
         words = " ".join(command.patterns) + " " + parse_options(self.question)[0]
-        found = self.tools.ranked(words, cap=max(self.tools.cap - 400, 200))
+        found = self.tools.ranked(words, cap=max(self.tools.cap - 400, 200), kind=self.value_kind)
         self.evidence.add(found.shown)
         return prompts.render("searched_instead", output=found.text)
 

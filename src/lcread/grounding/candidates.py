@@ -7,11 +7,10 @@ from __future__ import annotations
 import re
 
 from lcread.grounding.evidence import has, norm
-from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, prefix
+from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, PATH, prefix
 from lcread.grounding.question import distinguishing_terms, stem
 
 
-_PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]+)*/?|(?<![\w/.])[\w.+-]+/[\w.+/-]+")
 
 
 def _reference(sentence: str, value: str) -> bool:
@@ -91,7 +90,7 @@ class GroundedValues:
             if kind in ("number", "date"):
                 out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]
             elif kind == "path":  # a directory or file the best sentences name: /var/tmp, ~/.bash_history
-                out += [m.group(0).rstrip(".,;:") for m in _PATH.finditer(s.text)]
+                out += [m.group(0).rstrip(".,;:") for m in PATH.finditer(s.text)]
             else:
                 out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
                         and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked

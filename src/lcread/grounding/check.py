@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lcread.grounding.candidates import GroundedValues
 from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
-from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, prefix
+from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, holds_value, prefix
 from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
 from lcread.tools.evidence import Shown
 
@@ -435,11 +435,7 @@ class Verifier(GroundedValues):
         and from a sentence there that matches the question about as well as the best one does (with the lines
         beside it: a PDF breaks sentences across lines): a sentence that merely sits near the question's words
         ("6.1. Linux" in a table of contents) establishes nothing."""
-        from lcread.tools.search import Ranker
-
-        if not hasattr(self, "_best_found"):  # one ranked search per run: it depends on the question alone
-            self._best_found = self.best_passages()
-        found = self._best_found
+        found = self._best_search()
         best = found.passages[:BEST_PASSAGES] if found else []
         if not best:
             return False
@@ -447,17 +443,51 @@ class Verifier(GroundedValues):
         inside = [p for p in best if p.score >= floor]
         if not any(p.doc.name == s.doc and p.start <= s.line <= p.end for p in inside):
             return False
-        ranker = self._memo("ranker", lambda: Ranker(found.terms))
-        asked = norm(self.profile.question).rstrip("?")
-
-        def score(x: Sentence) -> float:  # a line that quotes the question itself echoes it, it does not answer
-            whole = self._whole(x)
-            return 0.0 if asked and asked in norm(whole) else ranker.score(whole)
-
+        score = self._sentence_score
         top = self._memo("best_sentence", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
              if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
         return score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self._whole(s))) >= 3
+
+    def _best_search(self):
+        if not hasattr(self, "_best_found"):  # one ranked search per run: it depends on the question alone
+            self._best_found = self.best_passages() if self.best_passages is not None else None
+        return self._best_found
+
+    def _sentence_score(self, s: Sentence) -> float:
+        """How well a shown sentence (whole, across a PDF's line breaks) matches the question, by the ranked
+        search's weighted terms; a sentence that quotes the question itself echoes it, it does not answer."""
+        from lcread.tools.search import Ranker
+
+        found = self._best_search()
+        if found is None:
+            return float(self._coverage(s))
+        ranker = self._memo("ranker", lambda: Ranker(found.terms))
+        whole = self._whole(s)
+        asked = norm(self.profile.question).rstrip("?")
+        return 0.0 if asked and asked in norm(whole) else ranker.score(whole)
+
+    def answer_lines(self, refused: set[str], top: int = 4) -> list[Sentence]:
+        """The shown sentences that match the question best and hold a value of the kind asked for that no
+        refused answer holds: what lcread shows when an answer to a question naming nothing is sent back."""
+        kind = self.profile.answer_type
+        scored = []
+        for s in self.log.sentences():
+            if kind in ("number", "date", "path") and not holds_value(s.text, kind):
+                continue
+            values = {norm(v) for v in self._raw_values(s.text)} if kind in ("number", "date") else set()
+            if values and values <= refused:
+                continue
+            score = self._sentence_score(s)
+            if score > 0:
+                scored.append((score, s))
+        scored.sort(key=lambda x: -x[0])
+        seen, out = set(), []
+        for _, s in scored:
+            if (s.doc, s.line) not in seen:
+                seen.add((s.doc, s.line))
+                out.append(s)
+        return out[:top]
 
     def _whole(self, s: Sentence) -> str:
         """A sentence as written, where a line break cut it (PDF text): the end of the line before when the

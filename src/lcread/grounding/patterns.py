@@ -9,6 +9,12 @@ DATE = re.compile(r"\b(1\d{3}|20\d{2})s?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(am|pm|
                   r"\b\d{1,2}(st|nd|rd|th) century\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
                   r"\b(january|february|march|april|may|june|july|august|september|october|november|december|"
                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", re.I)
+PATH = re.compile(r"(?<![\w/])(?:~|\.{1,2})?/[\w.+-]+(?:/[\w.+-]+)*/?|(?<![\w/.])[\w.+-]+/[\w.+/-]+")
+SPELLED = re.compile(r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+                     r"sixty|seventy|eighty|ninety|hundred|thousand)\b", re.I)
+"""Numbers written as words ("at least two characters"); "one" and "zero" are left out, mostly not numbers."""
+_NOT_A_VALUE = re.compile(r"^\s*\d+(?:\.\d+)*\.?\s|\[(?:page )?\d+\]|\b(?:page|section|chapter|figure|table|"
+                          r"footnote|line)s?\s+\d[\d.]*", re.I | re.M)
 LABEL = re.compile(r"^\s*(final answer|the answer is|answer)\s*[:\-]\s*", re.I)
 MAX_BRIDGE_USES = 3  # an entity in more sentences than this is boilerplate, not a link
 
@@ -16,3 +22,16 @@ MAX_BRIDGE_USES = 3  # an entity in more sentences than this is boilerplate, not
 def prefix(start: str, text: str) -> bool:
     """Whether a word of the text begins with `start`."""
     return re.search(rf"(?<![a-z0-9]){re.escape(start)}", text) is not None
+
+
+def holds_value(text: str, kind: str) -> bool:
+    """Whether a text holds a value of the kind a question asks for (a number, a date, a path), leaving out
+    what only points elsewhere: section numbers heading a line, page marks, footnote marks, "see section 4"."""
+    text = _NOT_A_VALUE.sub(" ", text)
+    if kind == "number":
+        return NUMBER.search(text) is not None or SPELLED.search(text) is not None
+    if kind == "date":
+        return DATE.search(text) is not None
+    if kind == "path":
+        return PATH.search(text) is not None
+    return False

@@ -105,15 +105,16 @@ class ToolRunner:
         return Observation(result.text, shown=result.shown, search=search)
 
     def _search(self, cmd: Command, docs: list[Document]) -> Observation:
-        found = self.ranked(cmd.query, docs or self.store.docs, top=cmd.count)
+        found = self.ranked(cmd.query, docs or self.store.docs, top=cmd.count, kind=cmd.kind)
         return Observation(found.text, shown=found.shown, error=not found.passages and not found.candidates)
 
-    def ranked(self, query: str, docs: list[Document] | None = None, top: int = 5, cap: int | None = None):
+    def ranked(self, query: str, docs: list[Document] | None = None, top: int = 5, cap: int | None = None,
+               kind: str | None = None):
         """The passages that best match `query` (lcread's own first step uses this too). In code, where a value
         often sits behind a name (`limit=_DEFAULT_LIMIT`), the definitions of the constants the best passages use
         are looked up and shown after them, so the chain is in one output and both lines can be cited."""
         cap = cap or self.cap
-        found = self._ranked(query, docs, top, cap * 3 // 4)
+        found = self._ranked(query, docs, top, cap * 3 // 4, kind)
         extra, shown = self._definitions_used(found.shown, cap - len(found.text) - 1)
         if extra:
             found.text += "\n" + extra
@@ -138,7 +139,7 @@ class ToolRunner:
             room -= len(text) + 1
         return "\n".join(out), shown
 
-    def _ranked(self, query: str, docs: list[Document] | None, top: int, cap: int):
+    def _ranked(self, query: str, docs: list[Document] | None, top: int, cap: int, kind: str | None = None):
         from lcread.grounding.question import STOPWORDS
         from lcread.tools.search import search
 
@@ -147,7 +148,7 @@ class ToolRunner:
             return source.locate(line) if source is not None else None
 
         return search(query, docs or self.store.docs, cap, self.config.grep_timeout, STOPWORDS - SEARCHED,
-                      self.sections, place_of, top=top)
+                      self.sections, place_of, top=top, kind=kind)
 
     def _definition(self, cmd: Command, docs: list[Document]) -> Observation:
         from lcread.tools.definitions import definition_pattern

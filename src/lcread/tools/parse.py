@@ -43,6 +43,8 @@ class Command:
     answer: str = ""
     query: str = ""
     """search: the words to rank passages by."""
+    kind: str | None = None
+    """search: the kind of value the question asks for (number, date, path); passages holding one rank higher."""
     skip: int = 0
     """grep: hits already shown by the same grep (a repeat of a cut grep continues after them)."""
 

@@ -24,6 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from lcread.grounding.patterns import holds_value
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, rg_stream
 
@@ -42,6 +43,10 @@ PASSAGE = 500
 TOP = 5
 """Passages shown (by the search command and lcread's own first step)."""
 K1, B = 1.2, 0.75
+VALUE_BONUS = 1.5
+"""A passage holding a value of the kind the question asks for (a number for "how many", a path for "where")
+scores this much more: the passage that answers states the value (answer-type filtering, as question-answering
+systems rank passages)."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+)*")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -325,8 +330,9 @@ class SearchResult:
 
 
 def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sections=None,
-           place_of=None, top: int = TOP) -> SearchResult:
-    """The top passages for `query` over `docs`, rendered under `cap` characters."""
+           place_of=None, top: int = TOP, kind: str | None = None) -> SearchResult:
+    """The top passages for `query` over `docs`, rendered under `cap` characters; with `kind` (number, date,
+    path), passages that hold such a value rank higher."""
     terms = query_terms(query, stopwords)
     if not terms:
         return SearchResult(f"search needs words to look for (got {query!r})", [], [])
@@ -335,7 +341,7 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     looked = prefilter(terms, units)
     ranker = Ranker(terms, query=query if len(query.split()) >= 4 else "")
     spots, candidates = _candidates(docs, looked, ranker, timeout)
-    passages = _passages(spots, ranker, sections)
+    passages = _passages(spots, ranker, sections, kind)
     text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
     return SearchResult(text, shown, passages[:top], candidates, terms)
 
@@ -391,7 +397,7 @@ def _spots(doc, hit) -> list[Passage]:
     return out
 
 
-def _passages(spots: list[Passage], ranker: Ranker, sections=None) -> list[Passage]:
+def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | None = None) -> list[Passage]:
     """Each spot widened to a passage around it and scored again with its heading path (a passage under
     "class StreamReader > def __init__" is about StreamReader); overlapping passages keep the best."""
     out: list[Passage] = []
@@ -402,6 +408,8 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None) -> list[Passa
         passage.score = max(ranker.score(passage.text + "\n" + where), spot.score)
         if ranker.echoes(passage.text):  # the question quoted word for word (an example, a list of questions)
             passage.score /= 2
+        if kind and holds_value(passage.text, kind):
+            passage.score *= VALUE_BONUS
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
                (p.chars is None or passage.chars is None or _overlap(p.chars, passage.chars))
                or p.text == passage.text for p in out):  # overlapping, or a copy (a vendored file)
