@@ -380,3 +380,52 @@ def test_a_text_answer_to_a_question_naming_nothing_ends_unverified_at_once(writ
 ])
 def test_the_kind_of_answer_is_read_from_the_whole_question(question, kind):
     assert classify(question).answer_type == kind
+
+
+# --- values that only look like the answer ----------------------------------------------------------------
+
+def test_a_path_answer_needs_the_path_not_the_word():
+    log = EvidenceLog()
+    log.add([Shown("fhs.pdf", 427, 0, "Programs necessary to arrange for the boot loader to be able to boot a file "
+                                      "must be placed in /sbin.")])
+    v = Verifier(classify("In which directory must the programs that set up the boot loader be placed?"), log)
+    assert not v.check("/boot").ok  # "boot loader" holds the word, not the path
+    assert v.check("/sbin").ok
+
+
+def test_zero_is_not_read_in_non_zero_nor_a_footnote_mark_as_a_value():
+    log = EvidenceLog()
+    log.add([Shown("b.pdf", 10, 0, "A command that ends with a non-zero status is reported as Done(status)."),
+             Shown("p.txt", 20, 0, "[14] A flag must start with a lowercase letter and consist of letters.")])
+    assert not Verifier(classify("Which exit code does a missing command give?"), log).check("0").ok
+    assert not Verifier(classify("How many letters must a flag have at least?"), log).check("14").ok
+
+
+def test_a_second_path_the_question_also_matches_keeps_a_path_unverified(write):
+    text = "Notes.\nThe default history file is ~/.sh_history when the shell runs in posix mode.\nFiller.\n" \
+           "The history file defaults to ~/.bash_history when the shell starts.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("hist.txt", text))]))
+    v, log = gate(tools, "In which file does the shell keep its history by default?")
+    log.add(tools.run(parse("read hist.txt 1 2")).shown)
+    verdict = v.check("~/.sh_history")
+    assert not verdict.ok and "bash_history" in verdict.missing
+
+
+# --- what lcread shows after an answer to a question naming nothing is sent back --------------------------
+
+def test_a_refused_answer_is_not_offered_again_and_the_best_lines_are_shown(write):
+    lines = [f"Entry {i}: by default key sequence {i} waits long for input in the readline map." for i in range(1, 120)]
+    lines += ["An ambiguous binding is reported once."] * 30
+    lines[60] = "Readline waits for more input when a key sequence is ambiguous; the default timeout is 500."
+    store = DocumentStore.open([str(write("rl.txt", "\n".join(lines) + "\n"))])
+    model = ScriptedModel(['answer "7"', 'answer "500"'])
+    model.supports_grammar = True  # to see the answer grammar each call was given
+    reader = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig())
+    # every word of the question is on many lines: a grep of any would bury the answer
+    result = reader.run("By default, how long does Readline wait for more input when a key sequence is ambiguous?")
+    assert result.answer == "500" and result.verified
+    shown = model.calls[1]["messages"][-1]["content"]  # what the model saw after "7" was sent back
+    assert "match the question best and hold a number" in shown and "rl.txt:61:" in shown
+    offered = [c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0] for c in model.calls]
+    assert offered[1] == ' "answer \\"" ("500") "\\""'  # the answer sent back is not among those offered
+    assert reader.refused == {"7"}

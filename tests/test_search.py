@@ -202,3 +202,22 @@ def test_joined_words_that_occur_nowhere_do_not_crowd_the_rare_words_out_of_the_
     store = DocumentStore.open([str(write("logs/README", "logs\n").parent)])
     out = ToolRunner(store).run(parse("search which volume ran out of disk quota"))
     assert "1: 2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9" in out.text
+
+
+def test_a_passage_holding_a_value_of_the_asked_kind_ranks_first(write):
+    lines = list(FILLER)
+    lines[99] = "How long the ferry to the island takes depends on the tide at the island ferry pier."
+    lines[299] = "The ferry to the island takes 40 minutes."
+    store = DocumentStore.open([str(write("t.txt", "\n\n".join(lines) + "\n"))])
+    tools = ToolRunner(store)
+    plain = tools.ranked("how long does the ferry to the island take", top=2)
+    typed = tools.ranked("how long does the ferry to the island take", top=2, kind="number")
+    assert "ferry pier" in plain.passages[0].text  # more of the words, no value
+    assert "40 minutes" in typed.passages[0].text  # the one that states a number
+    # lcread's own searches in a run ask for the question's kind
+    model = ScriptedModel(['answer "40"'])
+    result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(
+        "How many minutes does the ferry to the island take?")
+    assert result.answer == "40" and result.verified
+    assert model.calls[0]["messages"][-1]["content"].index("40 minutes") < \
+        model.calls[0]["messages"][-1]["content"].index("ferry pier")

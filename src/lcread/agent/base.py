@@ -25,6 +25,8 @@ from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 
 
+FOCUSED_MATCHES = 20
+"""A check step's grep is worth running for the model when each word it greps has at most this many matches."""
 SUBJECT_MATCHES, SUBJECT_SHARE = 100, 0.02
 """A question term matched at least this often, and on at least this share of the lines, names the subject."""
 
@@ -233,13 +235,14 @@ class CommandLoop:
         if self.refusals > self.config.max_refusals:
             raise LimitReached(f"sufficiency limit ({self.refusals} answers without the evidence they need)")
         ran = ""
-        lines = [] if self.verifier.profile.terms else self.verifier.answer_lines(self.refused)
-        if lines:  # nothing in the question to grep for: the shown lines that match it best instead
+        step = verdict.step if verdict.step and verdict.step not in self.checks_run else None
+        lines = [] if step and self.focused(step) else self.verifier.answer_lines(self.refused)
+        if lines:  # a grep of a common word would bury the answer: the shown lines that match best instead
             kind = self.verifier.profile.answer_type
             ran = prompts.render("answer_lines", holding=f" and hold a {kind}" if kind in ("number", "date", "path")
                                  else "",
                                  lines="\n".join(f"{s.doc}:{s.line}: {s.text[:300]}" for s in lines))
-        elif verdict.step and verdict.step not in self.checks_run:
+        elif step:
             self.checks_run.add(verdict.step)
             output = self.run_tool(parse(verdict.step))
             self.trace.event("check_step", step=self.stats.steps, command=verdict.step, chars=output.chars)
@@ -247,6 +250,13 @@ class CommandLoop:
             self.recheck()
         return Observation(prompts.render("unverified_answer", answer=command.answer, missing=verdict.missing,
                                           ran=ran))
+
+    def focused(self, step: str) -> bool:
+        """Whether a check step shows few lines: a read, or a grep of words the documents hold rarely (a name,
+        the next link of a chain), not of a common word whose thousands of matches would bury the answer."""
+        command = parse(step)
+        return command.name == "read" or command.name == "grep" and \
+            all(self.tools.count(p) <= FOCUSED_MATCHES for p in command.patterns)
 
     def recheck(self) -> None:
         """A pending answer is accepted the moment the evidence shown since makes its predicate hold."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from lcread.grounding.candidates import GroundedValues
 from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
-from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, holds_value, prefix
+from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, PATH, holds_value, prefix
 from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
 from lcread.tools.evidence import Shown
 
@@ -89,7 +89,8 @@ class Verifier(GroundedValues):
                                    "what kind of answer it asks for: the answer is not verified")
         route = getattr(self, f"_{p.kind}", self._lookup)
         verdict = route(answer, atoms, found)
-        if verdict.ok and verdict.applies and p.answer_type in ("number", "date") and p.kind in ("lookup", "parts"):
+        if verdict.ok and verdict.applies and p.answer_type in ("number", "date", "path") and \
+                p.kind in ("lookup", "parts"):
             return self._competing(atoms, verdict)
         return verdict
 
@@ -107,7 +108,7 @@ class Verifier(GroundedValues):
             return verdict
         log = EvidenceLog()
         log.add(self.occurrences(key))
-        have = set(self._main_atoms(atoms))
+        have = {_path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self._main_atoms(atoms))
         quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
         for s in log.sentences():
             if (s.doc, s.line, s.text) in quoted:
@@ -155,6 +156,10 @@ class Verifier(GroundedValues):
             words = [w for w in re.split(r"\W+", answer.lower()) if w and w not in ("a", "an", "the")]
             if 0 < len(words) <= 8:
                 atoms = [" ".join(words)]
+        if self.profile.answer_type == "path":  # a path is looked for whole: /var/tmp, not "var" and "tmp"
+            paths = [m.group(0).rstrip(".,;:") for m in PATH.finditer(answer)]
+            atoms = [p for p in paths if "/" in p.strip("/")] + [f"/{p.strip('/')}" for p in paths
+                                                                 if "/" not in p.strip("/")] or atoms
         if self.profile.answer_type == "number" and not numbers:
             atoms = [str(NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", answer.lower()) if w in NUMBER_WORDS] \
                 or atoms
@@ -561,6 +566,8 @@ class Verifier(GroundedValues):
     def _values(self, text: str) -> list[str]:
         if self.profile.answer_type == "date":
             return [m.group(0) for m in DATE.finditer(text)]
+        if self.profile.answer_type == "path":
+            return [_path_key(v) for v in self._raw_values(text)]
         return [str(NUMBER_WORDS[v.lower()]) if v.lower() in NUMBER_WORDS else _THOUSANDS(v)
                 for v in self._raw_values(text)]
 
@@ -572,6 +579,8 @@ class Verifier(GroundedValues):
             text = re.sub(re.escape(term), " ", text, flags=re.I)
         if self.profile.answer_type == "date":
             return [m.group(0) for m in DATE.finditer(text)]
+        if self.profile.answer_type == "path":
+            return [m.group(0).rstrip(".,;:") for m in PATH.finditer(text)]
         return [m.group(0) for m in _VALUE.finditer(text)]
 
     def _unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
@@ -641,8 +650,17 @@ _VALUE = re.compile(NUMBER.pattern + r"|\b(?:" + "|".join(w for w in NUMBER_WORD
 
 
 def _holds(text: str, atom: str) -> bool:
-    """Whether the text holds the atom, a small number also as a word ("at least two characters")."""
-    return has(text, atom) or atom in _SPELLED and has(text, _SPELLED[atom])
+    """Whether the text holds the atom: a path as a path (the word "boot" is not /boot), a small number also
+    as a word ("at least two characters", but not the "zero" of "non-zero")."""
+    if "/" in atom and re.search(r"[a-z_~]", atom, re.I):
+        want = _path_key(atom)
+        return any(_path_key(m.group(0)) == want for m in PATH.finditer(text))
+    return has(text, atom) or atom in _SPELLED and \
+        re.search(rf"(?<![\w-]){_SPELLED[atom]}(?![\w-])", text, re.I) is not None
+
+
+def _path_key(path: str) -> str:
+    return path.lower().rstrip(".,;:").strip("/")
 
 
 def _only_a_reference(sentence: str, atom: str) -> bool:
@@ -655,6 +673,7 @@ def _only_a_reference(sentence: str, atom: str) -> bool:
     leader = _LEADER.search(sentence)
     places = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(atom)}(?![\w])", sentence)]
     return bool(places) and all(_REFERENCE.search(sentence[max(0, at - 12):at])
+                                or sentence[at - 1:at] == "[" and sentence[at + len(atom):at + len(atom) + 1] == "]"
                                 or heading and at == (heading.start(1) if heading.group(1) else heading.start(2))
                                 or leader and at == leader.start(1)
                                 for at in places)
