@@ -429,3 +429,42 @@ def test_a_refused_answer_is_not_offered_again_and_the_best_lines_are_shown(writ
     offered = [c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0] for c in model.calls]
     assert offered[1] == ' "answer \\"" ("500") "\\""'  # the answer sent back is not among those offered
     assert reader.refused == {"7"}
+
+
+@pytest.mark.parametrize("question, values", [
+    ("What is the default size of the plot's postscript output?", 2),
+    ("In which UID range does adduser allocate user accounts?", 2),
+    ("How many pixels wide and high is the output by default?", 2),
+    ("What is the default pool size of the adapter?", 1),  # a pool size is one number
+    ("What is the maximum size of a file?", 1),  # a bound is one number
+])
+def test_a_range_or_a_size_asked_as_a_whole_asks_for_two_numbers(question, values):
+    assert classify(question).values == values
+
+
+def test_a_two_number_answer_needs_both_in_one_sentence_and_the_grammar_asks_for_two(write):
+    text = "Terminal notes.\nThe default size for postscript output is 10 inches x 7 inches.\n" \
+           "Margins are 7 points wide on every page.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("ps.txt", text))]))
+    v, log = gate(tools, "What is the default size of the postscript output?")
+    log.add(tools.run(parse("read ps.txt 1 3")).shown)
+    assert v.check("10 inches x 7 inches").ok
+    assert not v.check("10 x 12").ok  # 12 is nowhere
+    assert v.expected_count() == 2
+    reader = SelectReader(ScriptedModel([]), tools, SilentDisplay(), MemoryTrace())
+    reader.verifier = v
+    assert reader.answer_kind() == "many-number"
+
+
+def test_a_line_sharing_only_a_common_word_of_the_question_does_not_compete(write):
+    text = "Terminals.\nThe default size for PDF output is 5 inches by 3 inches.\nFiller.\n" \
+           "Among the settings of the pdf device, listed with a long description of each one in turn for those " \
+           "who change them, are the output encoding, the font, the size of the default font (12 points), the " \
+           "line width, the dash pattern, the colour model and the rounding of line ends and joins.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("pdf.txt", text))]))
+    question = "What is the default size of the pdf output?"
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("read pdf.txt 2 2")).shown)
+    # the long line holds every word of the question, scattered: it matches the question much worse
+    assert v.check("5 inches by 3 inches").ok

@@ -209,7 +209,7 @@ class CommandLoop:
 
     def answer_kind(self) -> str | None:
         profile = self.verifier.profile
-        multi = profile.kind in ("parts", "all", "list")
+        multi = profile.kind in ("parts", "all", "list") or profile.values > 1
         return ("many-" if multi else "") + profile.answer_type
 
     def answered(self, command: Command) -> Observation:

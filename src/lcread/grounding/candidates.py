@@ -36,6 +36,8 @@ class GroundedValues:
         p = self.profile
         if p.kind == "parts":
             return len(p.parts)
+        if p.values > 1:
+            return p.values
         term = self._main_term() if p.kind == "all" else None
         if term and self.log.searched(term) is not None:
             values = {v for s in self.log.sentences() if has(s.context, term) for v in self._values(s.text)}

@@ -36,6 +36,8 @@ class Verdict:
     unverified, instead of sending it back."""
 
 
+COMPETING_SHARE = 0.85
+"""Another sentence competes with the cited one when it matches the question at least this well, relative to it."""
 BEST_PASSAGES, BEST_SHARE = 3, 0.7
 """An answer to a question without names must sit in one of the 3 best passages, in a sentence scoring at least
 70% of the best one there (and the passage at least 70% of the best passage)."""
@@ -108,6 +110,8 @@ class Verifier(GroundedValues):
             return verdict
         log = EvidenceLog()
         log.add(self.occurrences(key))
+        best = max((self._sentence_score(x) for x in self.log.sentences()
+                    if any((x.doc, x.line) == (c.doc, c.line) for c in verdict.citations)), default=0.0)
         have = {_path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self._main_atoms(atoms))
         quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
         for s in log.sentences():
@@ -119,6 +123,8 @@ class Verifier(GroundedValues):
             words = self._question_words(s.context)
             if words < cited or not words:
                 continue  # it lacks a word of the question the cited sentence has: the question tells them apart
+            if self._sentence_score(s) < COMPETING_SHARE * best:
+                continue  # it shares the words but matches the question clearly worse (a common word or two)
             self.log.add([Shown(s.doc, s.line, s.start, s.text, kind="match")])
             why = "matches the question as well" if words == cited else \
                 f"also matches the question ({', '.join(sorted(words - cited))})"
@@ -202,10 +208,11 @@ class Verifier(GroundedValues):
 
     def _lookup(self, answer, atoms, found) -> Verdict:
         main = self._main_atoms(atoms)
+        together = main if self.profile.values > 1 else []  # a range or a size: both numbers in one sentence
         for atom in main:
             for s in found[atom]:
                 links = self._carries(s)
-                if links is not None and self._relates(atom, s, links):
+                if links is not None and self._relates(atom, s, links) and all(_holds(s.norm, a) for a in together):
                     return Verdict(True, [cite(x) for x in [s, *links]])
         return self._unlinked(main[0] if main else atoms[0], found)
 

@@ -30,6 +30,15 @@ _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
                        r"\bhow (long|large|big|wide|tall|high|deep|heavy|fast|many|much)\b", re.I)
 """A number asked for by its unit ("the longest line, in bytes"), whatever the rest of the question says."""
+_BOUND = re.compile(r"\b(max|min|maximum|minimum|largest|smallest|longest|shortest|limit|at most|at least)\b", re.I)
+"""A bound is one number, even of a size ("the maximum size of a file")."""
+_PAIR_ASK = re.compile(r"\b(?:range|ranges|dimensions?|how (?:big|large)|wide and (?:high|tall)|width and height|"
+                       r"between which)\b|(?<!\bpool )(?<!\bchunk )(?<!\bbuffer )(?<!\bblock )(?<!\bbatch )"
+                       r"(?<!\bfile )(?<!\bheap )(?<!\bstack )(?<!\bqueue )(?<!\bcache )(?<!\bstep )(?<!\bfont )"
+                       r"(?<!\bsample )(?<!\bpacket )(?<!\bkey )(?<!\bword )\bsizes? of\b", re.I)
+"""A number asked for as a pair: a range (1000-59999), a size as a whole (10 inches x 7 inches, 79 by 24); "the
+pool size" (a count or bytes: pool, chunk, buffer, block, file...) names one number, "the size of the output"
+two."""
 _PATH_ASK = re.compile(r"\b(which|what|in which|in what|into which)\s+(directory|directories|folder|folders|file|files|"
                        r"path|paths|location)\b|\bwhere\b.*\b(locat|stor|sav|kept|keep|plac|install|put|go|goes|"
                        r"live|lives|found|written|write)\w*", re.I)
@@ -77,6 +86,8 @@ class Profile:
     comparison, so no predicate decides it."""
     count_words: list[str] = field(default_factory=list)
     """For kind 'count': the words of what is counted ("gale warnings")."""
+    values: int = 1
+    """How many values one answer states: 2 for a range or a size asked for as a whole."""
 
 
 def classify(question: str, options: list[tuple[str, str]] | None = None) -> Profile:
@@ -116,6 +127,8 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
             profile.kind = "all"
         elif plural:
             profile.kind = "list"
+    if profile.kind == "lookup" and profile.answer_type == "number" and _PAIR_ASK.search(q) and not _BOUND.search(q):
+        profile.values = 2
     return profile
 
 
