@@ -468,3 +468,16 @@ def test_a_line_sharing_only_a_common_word_of_the_question_does_not_compete(writ
     log.add(tools.run(parse("read pdf.txt 2 2")).shown)
     # the long line holds every word of the question, scattered: it matches the question much worse
     assert v.check("5 inches by 3 inches").ok
+
+
+def test_with_no_name_in_the_question_a_value_comes_from_the_best_matching_sentence_stating_one(write):
+    lines = [f"Routine entry {i}: the depot clerk filed the daily sheet." for i in range(1, 200)]
+    lines[99] = "Package files that are variable (change in normal operation) must be installed in /var/opt."
+    lines[100] = "Configuration files of packages that change in operation must be installed in /etc/opt."
+    store = DocumentStore.open([str(write("fhs.txt", "\n".join(lines) + "\n"))])
+    question = "A package has files that change in normal operation: where must they be installed?"
+    assert classify(question).answer_type == "path" and not classify(question).terms
+    for answer, verified in (("/etc/opt", False), ("/var/opt", True)):
+        model = ScriptedModel([f'answer "{answer}"'] * 5)
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(question)
+        assert bool(result.verified) is verified, answer

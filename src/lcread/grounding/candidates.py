@@ -13,6 +13,10 @@ from lcread.grounding.question import distinguishing_terms, stem
 
 
 
+ANSWER_LINES = 6
+"""Shown lines whose values an answer may take before any line carries the question's names."""
+
+
 def _reference(sentence: str, value: str) -> bool:
     from lcread.grounding.check import _only_a_reference
 
@@ -86,8 +90,9 @@ class GroundedValues:
             pool = [s for s in self.log.sentences() if any(has(s.context, part) for part in self.profile.parts)]
         else:
             pool = [s for s in self.log.sentences() if self._carries(s) is not None]
-        if kind in ("number", "date") and not any(self._raw_values(s.text) for s in pool):
-            pool = self.log.sentences()  # nothing grounded yet: at least no value that no output showed
+        if kind in ("number", "date", "path") and not any(self._raw_values(s.text) for s in pool):
+            # nothing grounded yet: the values of the shown lines that match the question best, else of any
+            pool = self.answer_lines(set(), top=ANSWER_LINES) or self.log.sentences()
         for s in pool:
             if kind in ("number", "date"):
                 out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]

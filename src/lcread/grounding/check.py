@@ -459,7 +459,17 @@ class Verifier(GroundedValues):
         top = self._memo("best_sentence", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
              if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
-        return score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self._whole(s))) >= 3
+        if not (score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self._whole(s))) >= 3):
+            return False
+        kind = self.profile.answer_type
+        if kind not in ("number", "date", "path"):
+            return True
+        # a value must come from the sentence stating such a value that matches the question best (or one about
+        # as good): "/etc/opt" in a sentence on configuration does not answer where variable files go
+        valued = self._memo("best_valued", lambda: max(
+            (score(x) for x in self.log.sentences() for p in inside
+             if p.doc.name == x.doc and p.start <= x.line <= p.end and holds_value(x.text, kind)), default=0.0))
+        return score(s) >= COMPETING_SHARE * valued
 
     def _best_search(self):
         if not hasattr(self, "_best_found"):  # one ranked search per run: it depends on the question alone
