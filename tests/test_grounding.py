@@ -481,3 +481,14 @@ def test_with_no_name_in_the_question_a_value_comes_from_the_best_matching_sente
         model = ScriptedModel([f'answer "{answer}"'] * 5)
         result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(question)
         assert bool(result.verified) is verified, answer
+
+
+def test_a_value_labelling_the_next_line_is_read_with_it(write):
+    lines = [f"Routine entry {i}: the depot clerk filed the daily sheet." for i in range(1, 200)]
+    lines[80:84] = ["65534:", '    User "nobody". The corresponding gid refers to the group "nogroup".',
+                    "65535:", "    This value must not be used."]
+    store = DocumentStore.open([str(write("uids.txt", "\n".join(lines) + "\n"))])
+    model = ScriptedModel(['answer "65534"'])
+    result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(
+        "Which user id does the user nobody have?")
+    assert result.verified and result.citations[0].line == 81

@@ -522,8 +522,10 @@ class Verifier(GroundedValues):
         # a sentence goes on across a line break when the line ends mid-sentence and the next begins in lower case
         if before and s.start == 0 and s.text[:1].islower() and not before.rstrip().endswith((".", "!", "?", ":")):
             text = re.split(r"(?<=[.!?])\s+", before.strip())[-1] + " " + text
-        if after and own.rstrip().endswith(s.text.rstrip()) and not s.text.rstrip().endswith((".", "!", "?")) \
-                and after.strip()[:1].islower():
+        ends = own.rstrip().endswith(s.text.rstrip())
+        if after and ends and s.text.rstrip().endswith(":"):  # a label ("65534:"): the next line describes it
+            text += " " + after.strip()
+        elif after and ends and not s.text.rstrip().endswith((".", "!", "?")) and after.strip()[:1].islower():
             text += " " + re.split(r"(?<=[.!?])\s+", after.strip())[0]
         return text
 
