@@ -492,3 +492,13 @@ def test_a_value_labelling_the_next_line_is_read_with_it(write):
     result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace()).run(
         "Which user id does the user nobody have?")
     assert result.verified and result.citations[0].line == 81
+
+
+def test_a_dotted_version_is_one_value_and_a_dunder_name_is_a_term():
+    profile = classify("What is requests' __version__?")
+    assert profile.terms == ["__version__"] and profile.keywords == ["requests"]
+    log = EvidenceLog()
+    log.add([Shown("requests/__version__.py", 14, 0, '__version__ = "2.28.1"'),
+             Shown("requests/__init__.py", 62, 0, "# Sometimes, urllib3 only reports its version as 16.1.")])
+    v = Verifier(profile, log)
+    assert v.check("2.28.1").ok and not v.check("2.28").ok

@@ -674,7 +674,11 @@ def _holds(text: str, atom: str) -> bool:
     if "/" in atom and re.search(r"[a-z_~]", atom, re.I):
         want = _path_key(atom)
         return any(_path_key(m.group(0)) == want for m in PATH.finditer(text))
-    return has(text, atom) or atom in _SPELLED and \
+    if re.fullmatch(r"[\d.,]+", atom):  # a number whole: 2.28 is not in 2.28.1
+        held = re.search(rf"(?<![\w.]){re.escape(norm(atom))}(?!\.?\d)", text) is not None
+    else:
+        held = has(text, atom)
+    return held or atom in _SPELLED and \
         re.search(rf"(?<![\w-]){_SPELLED[atom]}(?![\w-])", text, re.I) is not None
 
 

@@ -45,8 +45,10 @@ class Sentence:
 
     @cached_property
     def context(self) -> str:
-        """The sentence with its section and title: where a term may sit for the sentence to carry it."""
-        return norm(" ".join(filter(None, [self.section, self.title, self.text])))
+        """The sentence with its section and title, and in a folder its file's path (requests/adapters.py is
+        about requests' adapters): where a term may sit for the sentence to carry it."""
+        where = re.sub(r"[/_.]+", " ", self.doc) if "/" in self.doc else None
+        return norm(" ".join(filter(None, [where, self.section, self.title, self.text])))
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,7 @@ _ALL = re.compile(r"\b(all|every|each|list)\b", re.I)
 _PLURAL_ASK = re.compile(r"^\s*(which|what)\s+(\w+)\b", re.I)
 _QUOTED = re.compile(r"[\"“‘«]([^\"”’»]{2,200})[\"”’»]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
 _CALL = re.compile(r"[A-Za-z_][\w.]*\([^()\s]{0,40}\)")
-_TOKEN = re.compile(r"[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
+_TOKEN = re.compile(r"__\w+__|[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
 @dataclass
@@ -234,11 +234,12 @@ def _is_form(word: str) -> bool:
 def _is_id(w: str) -> bool:
     if re.fullmatch(r"\d[\d,.]*", w):
         return True  # a number in the question is a term too
-    return bool(re.search(r"\d", w) or re.search(r"\w[-_.]\w", w) or re.search(r"[a-z][A-Z]", w))
+    return bool(re.search(r"\d", w) or re.search(r"\w[-_.]\w", w) or re.search(r"[a-z][A-Z]", w)
+                or re.fullmatch(r"__\w+__", w))  # a dunder name: __version__, __init__
 
 
 def content_words(text: str) -> list[str]:
-    words = [re.sub(r"['’]s$", "", w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z'’-]+", text)]
+    words = [re.sub(r"['’]s?$", "", w.lower()) for w in re.findall(r"[A-Za-z][A-Za-z'’-]+", text)]
     return list(dict.fromkeys(w for w in words if w not in STOPWORDS and len(w) >= 3))
 
 
