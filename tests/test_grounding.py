@@ -373,6 +373,9 @@ def test_a_text_answer_to_a_question_naming_nothing_ends_unverified_at_once(writ
 
 
 @pytest.mark.parametrize("question, kind", [
+    ("When mapfile is given -C without -c, how often is the callback called?", "number"),
+    ("When the shell starts, which file does it read first?", "path"),
+    ("When did the ferry leave?", "date"),
     ("An add-on package in /opt has files that change in normal operation: where must they be installed?", "path"),
     ("In which UID range does adduser allocate user accounts by default?", "number"),
     ("What is the default chunk_size of Response.iter_content?", "number"),

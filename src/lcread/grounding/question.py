@@ -158,7 +158,10 @@ def _counted(q: str) -> list[str]:
 
 def _answer_type(q: str) -> str:
     q = re.sub(r"(?<=\w)_(?=\w)", " ", q)  # chunk_size asks for a size
-    if _DATE_ASK.search(q) and not re.search(r"\bin (seconds|milliseconds|minutes|hours|days)\b", q, re.I):
+    asks = q
+    if re.match(r"\s*when\b[^?]*?,\s*(how|what|which|who|where|is|are|does|do|can|should|must)\b", q, re.I):
+        asks = q.split(",", 1)[1]  # "When mapfile is given -C, how often ...?": the clause after asks
+    if _DATE_ASK.search(asks) and not re.search(r"\bin (seconds|milliseconds|minutes|hours|days)\b", q, re.I):
         return "date"
     if _NUMBER_ASK.search(q) or _UNIT_ASK.search(q):
         return "number"
