@@ -97,3 +97,17 @@ def test_hostile_documents_are_inert_on_the_terminal(write):
 def test_clean_leaves_ordinary_text_alone():
     assert clean("naïve café — 42\ttab\nnext") == "naïve café — 42\ttab\nnext"
     assert clean("a\x1bb\x9bc") == "a\\x1bb\\x9bc"
+
+
+def test_a_file_replaced_by_a_link_after_listing_is_never_read(tmp_path):
+    (tmp_path / "secret.txt").write_text(f"{CANARY} harbour\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.txt").write_text("the harbour opens at dawn\n")
+    runner = ToolRunner(DocumentStore.open([str(tmp_path / "docs")]))
+    assert "dawn" in runner.run(parse("grep harbour")).text
+    (tmp_path / "docs" / "a.txt").unlink()
+    (tmp_path / "docs" / "a.txt").symlink_to(tmp_path / "secret.txt")
+    for command in ("grep harbour", "read docs/a.txt 1 1", "search harbour", "tail docs/a.txt"):
+        out = runner.run(parse(command))
+        assert CANARY not in out.text and out.error and "changed during the run" in out.text, command
+    assert not runner.occurrences("harbour") and CANARY not in runner.ranked("harbour").text

@@ -47,6 +47,17 @@ class Document:
     source: object = None
     """For a converted document (PDF, Word, HTML, compressed): where its lines came from (a SourceMap)."""
     _checkpoints: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    identity: tuple[int, int] | None = None
+    """The file lcread indexed (device, inode): a path replaced after listing (by a link to a file outside a
+    listed folder, or another file) is refused, not read."""
+
+    def unchanged(self) -> bool:
+        """Whether the path still names the file lcread indexed."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return self.identity is None or (st.st_dev, st.st_ino) == self.identity
 
     @classmethod
     def index(cls, name: str, path: Path, label: str | None = None) -> "Document":
@@ -58,6 +69,8 @@ class Document:
         offset, line, last_nl = 0, 1, -1
         try:
             with open(path, "rb") as f:
+                st = os.fstat(f.fileno())
+                doc.identity = (st.st_dev, st.st_ino)
                 while block := f.read(BLOCK):
                     if b"\x00" in block:
                         raise LcreadError(f"{label} looks binary (it contains NUL bytes); give lcread text files")

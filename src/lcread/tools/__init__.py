@@ -52,7 +52,7 @@ class ToolRunner:
         lcread's own checks (never shown to the model; bounded)."""
         cmd = Command("grep", "", patterns=[term], flags={"-i", "-F"})
         result = Grep(cmd, self.store.docs, self.OCCURRENCES_CAP, self.config.match_window, self.config.grep_timeout).run()
-        return [s for s in result.shown if s.kind == "match"]
+        return [s for s in result.shown if s.kind == "match" and not self.changed([s])]
 
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
@@ -66,10 +66,20 @@ class ToolRunner:
         except KeyError as e:
             return _error(f"no document named {e.args[0]!r}. Documents:\n{self.store.listing()}")
         try:
-            return getattr(self, f"_{cmd.name}")(cmd, docs)
+            observation = getattr(self, f"_{cmd.name}")(cmd, docs)
         except OSError as e:  # a file removed or replaced while the run reads it: the run goes on
             return _error(f"cannot read {', '.join(d.name for d in docs) or 'the documents'} any more "
                           f"({(e.strerror or type(e).__name__).lower()}): it was moved or removed during the run")
+        changed = self.changed(observation.shown)
+        return _error(changed) if changed else observation
+
+    def changed(self, shown: list[Shown]) -> str | None:
+        """Why pieces cannot be shown: a file they come from is no longer the one lcread listed (replaced during
+        the run, or now a link to a file outside). Never show what such a path names now."""
+        changed = [d for d in dict.fromkeys(p.doc for p in shown)
+                   if d in self.store.by_name and not self.store.by_name[d].unchanged()]
+        return f"{', '.join(changed[:3])} changed during the run (replaced, or now a link to another file): " \
+               "lcread does not read it; ask again to read the files as they are now" if changed else None
 
     def _doc(self, name: str) -> Document:
         return self.store.get(name)
@@ -119,6 +129,9 @@ class ToolRunner:
         if extra:
             found.text += "\n" + extra
             found.shown += shown
+        changed = self.changed(found.shown)
+        if changed:
+            found.text, found.shown, found.passages, found.candidates = f"error: {changed}", [], [], 0
         return found
 
     def _definitions_used(self, pieces: list[Shown], room: int) -> tuple[str, list[Shown]]:

@@ -51,6 +51,8 @@ class Command:
 
 def parse(text: str) -> Command:
     """Parse the first command in a model reply (code fences and a leading `$ ` are tolerated)."""
+    if "\x00" in text:
+        raise ParseError("a command cannot hold a NUL character")
     line = _command_line(text)
     name = line.split(None, 1)[0] if line.split() else ""
     if name == "answer":
