@@ -505,3 +505,16 @@ def test_a_dotted_version_is_one_value_and_a_dunder_name_is_a_term():
              Shown("requests/__init__.py", 62, 0, "# Sometimes, urllib3 only reports its version as 16.1.")])
     v = Verifier(profile, log)
     assert v.check("2.28.1").ok and not v.check("2.28").ok
+
+
+def test_when_many_lines_carry_the_names_the_answer_may_take_the_values_of_the_best_matching_ones(write):
+    lines = [f"Harbor client note {i}: shipped in release {100 + i}." for i in range(12)]
+    lines.insert(5, "By default the Harbor client retries a failed request 3 times.")
+    tools = ToolRunner(DocumentStore.open([str(write("h.txt", "\n".join(lines) + "\n"))]))
+    question = "What is the default number of retries of the Harbor client for a failed request?"
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("grep -i harbor")).shown)
+    offered = v.candidates()
+    assert "3" in offered and len(offered) <= 12 and "111" not in offered[:2]
+    assert v.check("3").ok

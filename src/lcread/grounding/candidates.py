@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from lcread.grounding.evidence import has, norm
-from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, PATH, prefix
+from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, PATH, holds_value, prefix
 from lcread.grounding.question import distinguishing_terms, stem
 
 
@@ -93,6 +93,10 @@ class GroundedValues:
         if kind in ("number", "date", "path") and not any(self._raw_values(s.text) for s in pool):
             # nothing grounded yet: the values of the shown lines that match the question best, else of any
             pool = self.answer_lines(set(), top=ANSWER_LINES) or self.log.sentences()
+        elif kind in ("number", "date", "path") and self.profile.kind == "lookup" and len(pool) > ANSWER_LINES:
+            # many lines carry the question's names: offer the values of those that match the question best
+            valued = sorted((s for s in pool if holds_value(s.text, kind)), key=self._sentence_score, reverse=True)
+            pool = valued[:ANSWER_LINES] or pool
         for s in pool:
             if kind in ("number", "date"):
                 out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]

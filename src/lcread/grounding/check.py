@@ -210,7 +210,7 @@ class Verifier(GroundedValues):
         main = self._main_atoms(atoms)
         together = main if self.profile.values > 1 else []  # a range or a size: both numbers in one sentence
         for atom in main:
-            for s in found[atom]:
+            for s in sorted(found[atom], key=self._sentence_score, reverse=True):  # the best-matching line first
                 links = self._carries(s)
                 if links is not None and self._relates(atom, s, links) and all(_holds(s.norm, a) for a in together):
                     return Verdict(True, [cite(x) for x in [s, *links]])
