@@ -25,6 +25,8 @@ from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 
 
+FIRST_LINES = 3
+"""Best-matching sentences lcread shows after the passages of its first search (a small model reads the end best)."""
 FOCUSED_MATCHES = 20
 """A check step's grep is worth running for the model when each word it greps has at most this many matches."""
 SUBJECT_MATCHES, SUBJECT_SHARE = 100, 0.02
@@ -188,6 +190,8 @@ class CommandLoop:
                 self.continuations[" ".join(command.text.split())] = observation.next
             outputs.append(observation.text if len(commands) == 1 else f"{command.docs[0]}:\n{observation.text}")
         text = "\n".join(filter(None, outputs))
+        if commands[0].name == "search":  # the sentences of those passages that match the question best, last
+            text += "\n" + self.best_lines(set(), top=FIRST_LINES)
         label = "; ".join(c.text for c in commands)
         self.trace.event("command", step=0, command=label, chars=len(text), auto=True)
         self.display.step(number=0, command=label, observation=text, truncated=False, error=False,
@@ -236,12 +240,9 @@ class CommandLoop:
             raise LimitReached(f"sufficiency limit ({self.refusals} answers without the evidence they need)")
         ran = ""
         step = verdict.step if verdict.step and verdict.step not in self.checks_run else None
-        lines = [] if step and self.focused(step) else self.verifier.answer_lines(self.refused)
+        lines = "" if step and self.focused(step) else self.best_lines(self.refused)
         if lines:  # a grep of a common word would bury the answer: the shown lines that match best instead
-            kind = self.verifier.profile.answer_type
-            ran = prompts.render("answer_lines", holding=f" and hold a {kind}" if kind in ("number", "date", "path")
-                                 else "",
-                                 lines="\n".join(f"{s.doc}:{s.line}: {s.text[:300]}" for s in lines))
+            ran = lines
         elif step:
             self.checks_run.add(verdict.step)
             output = self.run_tool(parse(verdict.step))
@@ -250,6 +251,17 @@ class CommandLoop:
             self.recheck()
         return Observation(prompts.render("unverified_answer", answer=command.answer, missing=verdict.missing,
                                           ran=ran))
+
+    def best_lines(self, refused: set[str], top: int = 4) -> str:
+        """The shown sentences that match the question best (holding a value of the kind asked for, none of
+        them refused), as lcread shows them after its first search and after a refused answer; "" if none."""
+        lines = self.verifier.answer_lines(refused, top=top)
+        if not lines:
+            return ""
+        kind = self.verifier.profile.answer_type
+        rows = "\n".join(f"{s.doc}:{s.line}: {self.verifier.whole_sentence(s)[:300]}" for s in lines)
+        return prompts.render("answer_lines", holding=f" and hold a {kind}" if kind in ("number", "date", "path")
+                              else "", lines=rows)
 
     def focused(self, step: str) -> bool:
         """Whether a check step shows few lines: a read, or a grep of words the documents hold rarely (a name,

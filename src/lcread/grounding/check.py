@@ -459,7 +459,7 @@ class Verifier(GroundedValues):
         top = self._memo("best_sentence", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
              if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
-        if not (score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self._whole(s))) >= 3):
+        if not (score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self.whole_sentence(s))) >= 3):
             return False
         kind = self.profile.answer_type
         if kind not in ("number", "date", "path"):
@@ -485,7 +485,7 @@ class Verifier(GroundedValues):
         if found is None:
             return float(self._coverage(s))
         ranker = self._memo("ranker", lambda: Ranker(found.terms))
-        whole = self._whole(s)
+        whole = self.whole_sentence(s)
         asked = norm(self.profile.question).rstrip("?")
         return 0.0 if asked and asked in norm(whole) else ranker.score(whole)
 
@@ -511,7 +511,7 @@ class Verifier(GroundedValues):
                 out.append(s)
         return out[:top]
 
-    def _whole(self, s: Sentence) -> str:
+    def whole_sentence(self, s: Sentence) -> str:
         """A sentence as written, where a line break cut it (PDF text): the end of the line before when the
         sentence begins its line in lower case and that line ends mid-sentence, the start of the next when it
         ends its line without a full stop and the next line goes on in lower case (a heading borrows nothing)."""
