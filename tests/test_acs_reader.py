@@ -7,6 +7,7 @@ from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, 
 from lcread.acs.probe import Probe
 from lcread.acs.reader import FoldReader, grounded_lines
 from lcread.acs.rules import random_stop_step
+from lcread.agent.result import Stop
 from lcread.config import AcsConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
@@ -79,6 +80,7 @@ def test_acs_stops_once_the_answer_is_confident_and_stable(store):
     result, trace, _ = run(store, AcsPolicy(0.995, 0.05, 3), replies)
     # needle in chunk 3: states 3 and 4 agree; before it the notes are empty: no answer state, no probe call
     assert (result.answer, result.chunks_read, result.reason) == ("7261", 4, "acs stopped")
+    assert result.stop.kind is Stop.STOPPED and result.stop.completed and result.final
     assert calls == {"fold": 4, "probe": 2, "gate": 0}
     assert [s["answer"] for s in result.chunks] == ["", "", "7261", "7261"]
     assert [s["eligible"] for s in result.chunks] == [False, False, True, True]

@@ -2,6 +2,8 @@ import json
 
 import pytest
 
+from lcread.agent.result import Stop, StopReason
+
 from lcread.agent.select import SelectReader
 from lcread.config import LoopConfig, ToolConfig
 from lcread.display import SilentDisplay
@@ -90,6 +92,7 @@ def test_step_limit_gives_the_best_answer_marked_as_such(store):
     model = ScriptedModel(["grep quiet-harbor", "grep river -m 1", 'answer "4817263"'])
     result = reader(model, store, LoopConfig(max_steps=2)).run(QUESTION)
     assert (result.final, result.reason, result.answer) == (False, "step limit (2)", "4817263")
+    assert result.stop == StopReason(Stop.STEP_LIMIT, "2") and result.stop.kind.is_limit
     assert result.verified and result.citations[0].line == 150  # a best answer, but grounded
     assert "reached its step limit (2)" in model.calls[-1]["messages"][-1]["content"]
 

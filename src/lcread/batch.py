@@ -19,6 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
+from lcread.agent.result import Stop
 from lcread.api import ask_with, load_model, make_config
 from lcread.bench.suites import score_answer
 from lcread.config import ModelConfig, env_model
@@ -132,7 +133,7 @@ def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: S
         task_settings = replace(settings, mode=task.mode or settings.mode, options=task.options or settings.options,
                                 acs=settings.acs.model_copy(update={"stop": task.stop}) if task.stop else settings.acs)
         result = ask_with(task.documents, task.question, model, task_settings, trace=trace, display=display)
-        if result.reason == "interrupted":
+        if result.stop.kind is Stop.INTERRUPTED:
             raise KeyboardInterrupt  # not a result: a resumed batch runs this task again
         row.update(result.to_dict(), error=None)
     except LcreadError as e:

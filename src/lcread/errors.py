@@ -45,11 +45,13 @@ class Submitted(InterruptLoop):
 
 
 class LimitReached(InterruptLoop):
-    """A step, token or time limit ended the run."""
+    """A step, token, time, repeat, format or sufficiency limit ended the run: its kind (a `Stop`) and detail."""
 
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, kind, detail: str = ""):
+        from lcread.agent.result import StopReason
+
+        self.reason = StopReason(kind, detail)
+        super().__init__(str(self.reason))
 
 
 class FormatError(InterruptLoop):

@@ -9,6 +9,7 @@ import sys
 
 import typer
 
+from lcread.agent.result import Stop
 from lcread.errors import LcreadError, UsageError
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
@@ -47,9 +48,9 @@ def conversion_progress():
 def exit_status(result) -> int:
     """0: answered, verified (or an open question, where no check applies); 3: a limit ended the run;
     4: answered but unverified; 5: the model failed mid-run; 128 + the signal number: interrupted."""
-    if result.reason == "interrupted":
+    if result.stop.kind is Stop.INTERRUPTED:
         return 128 + (_signal["number"] or 2)
-    if result.reason.startswith("model error"):
+    if result.stop.kind is Stop.MODEL_ERROR:
         return EXIT_MODEL
     if not result.final:
         return EXIT_LIMIT
@@ -65,11 +66,11 @@ def report(result, json_out: bool) -> None:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=True))
     else:
         typer.echo(clean(result.answer))
-        if not result.final and not result.reason.startswith("model error"):
+        if not result.final and result.stop.kind is not Stop.MODEL_ERROR:
             typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
         elif result.verified is False:
             typer.echo(f"lcread: unverified: {clean(result.missing or '')}", err=True)
-    if result.reason.startswith("model error"):
+    if result.stop.kind is Stop.MODEL_ERROR:
         typer.echo(f"lcread: error: {clean_line(result.reason)}; the answer is the best found before it", err=True)
     code = exit_status(result)
     _signal["reported"] = True  # the run's own ending was printed: an exit status of 130 is its, not typer's

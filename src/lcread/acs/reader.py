@@ -14,7 +14,7 @@ from lcread.acs.chunks import Chunk
 from lcread.acs.policies import Gate, Policy
 from lcread.acs.probe import Probe
 from lcread.acs.rules import AnswerState, stability
-from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats
+from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats, Stop, StopReason
 from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError
@@ -145,9 +145,9 @@ class FoldReader:
         try:
             reason = self.read(question, chunks, steps, records)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the last answer state read, marked as not final
-            reason = "interrupted"
+            reason = StopReason(Stop.INTERRUPTED)
         except ModelError as e:  # the backend failed for good: the last answer state read, not final
-            reason = f"model error: {e}"
+            reason = StopReason(Stop.MODEL_ERROR, str(e))
         return self.finish(steps, reason, records)
 
     def read(self, question: str, chunks: list[Chunk], steps: list[Step], records: list[dict]) -> str:
@@ -169,8 +169,8 @@ class FoldReader:
             records.append(self.describe(step, steps, stop))
             self.stats.steps = t
             if stop:
-                return f"{self.policy.name} stopped"
-        return "read to the end"
+                return StopReason(Stop.STOPPED, self.policy.name)
+        return StopReason(Stop.READ_TO_END)
 
     def states(self, steps: list[Step]) -> list[AnswerState]:
         return [s.probes[self.probe.kind].value for s in steps if self.probe.kind in s.probes]
@@ -280,7 +280,7 @@ class FoldReader:
             stop=stop)
         return record
 
-    def finish(self, steps: list[Step], reason: str, records: list[dict]) -> AcsResult:
+    def finish(self, steps: list[Step], reason: StopReason, records: list[dict]) -> AcsResult:
         self.stats.ended = time.monotonic()
         states = self.states(steps)
         state = states[-1] if states else None
@@ -290,7 +290,7 @@ class FoldReader:
             answer = f"{state.answer}) {dict(self.probe.options)[state.answer]}"
         else:
             answer = state.answer
-        final = reason == "read to the end" or reason.endswith(" stopped")
+        final = reason.completed
         result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=len(steps),
                            chunks_total=self.total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
         if answer == NOTHING_FOUND:  # not an answer: exit 4 (unverified) when the reading ended, 3 after a limit
@@ -300,7 +300,7 @@ class FoldReader:
             result.verified = verdict.ok if verdict.applies else None
             result.citations, result.missing = verdict.citations, None if verdict.ok else verdict.missing
         self.trace.event("run_end", **result.to_dict())
-        self.display.finish(answer=answer, final=final, reason=reason, verified=result.verified,
+        self.display.finish(answer=answer, final=final, reason=str(reason), verified=result.verified,
                             missing=result.missing, citations=[c.label() + ": " + c.quote for c in result.citations],
                             summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
         return result

@@ -11,7 +11,7 @@ import time
 from dataclasses import replace
 
 from lcread import prompts
-from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats
+from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats, Stop, StopReason
 from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
@@ -108,8 +108,9 @@ class CommandLoop:
             if self.config.first_step:
                 self.first_step(asked)
         except KeyboardInterrupt:
-            answer, verdict = self.best_answer("interrupted", ask=False)
-            return self.finish(answer, final=False, reason="interrupted", verdict=verdict)
+            stop = StopReason(Stop.INTERRUPTED)
+            answer, verdict = self.best_answer(stop, ask=False)
+            return self.finish(answer, final=False, stop=stop, verdict=verdict)
         while True:
             try:
                 self.step()
@@ -118,16 +119,18 @@ class CommandLoop:
                 self.trace.event("format_error", step=self.stats.steps, error=str(e))
                 self.context.format_error(str(e))
             except Submitted as e:
-                return self.finish(e.answer, final=True, reason="answered", verdict=e.verdict)
+                return self.finish(e.answer, final=True, stop=StopReason(Stop.ANSWERED), verdict=e.verdict)
             except LimitReached as e:
                 answer, verdict = self.best_answer(e.reason)
-                return self.finish(answer, final=False, reason=e.reason, verdict=verdict)
+                return self.finish(answer, final=False, stop=e.reason, verdict=verdict)
             except ModelError as e:  # the backend failed for good: what was found so far, no further call
-                answer, verdict = self.best_answer(f"model error: {e}", ask=False)
-                return self.finish(answer, final=False, reason=f"model error: {e}", verdict=verdict)
+                stop = StopReason(Stop.MODEL_ERROR, str(e))
+                answer, verdict = self.best_answer(stop, ask=False)
+                return self.finish(answer, final=False, stop=stop, verdict=verdict)
             except KeyboardInterrupt:  # Ctrl-C or SIGTERM: what was found so far, no further call
-                answer, verdict = self.best_answer("interrupted", ask=False)
-                return self.finish(answer, final=False, reason="interrupted", verdict=verdict)
+                stop = StopReason(Stop.INTERRUPTED)
+                answer, verdict = self.best_answer(stop, ask=False)
+                return self.finish(answer, final=False, stop=stop, verdict=verdict)
 
     def step(self) -> None:
         """One command: ask for it, parse it, run it, show the model what it gave."""
@@ -223,7 +226,7 @@ class CommandLoop:
             self.refused_unread += 1
             self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
             if self.refused_unread > self.config.max_unread_answers:
-                raise LimitReached(f"grounding limit ({self.refused_unread} answers before reading anything)")
+                raise LimitReached(Stop.GROUNDING_LIMIT, f"{self.refused_unread} answers before reading anything")
             return Observation(prompts.render("unread_answer", example=example_term(self.question)))
         verdict = self.verifier.check(command.answer)
         if verdict.ok or verdict.settled or not self.config.sufficiency:
@@ -237,7 +240,7 @@ class CommandLoop:
         self.trace.event("answer_unverified", step=self.stats.steps, answer=command.answer, missing=verdict.missing,
                          next=verdict.step)
         if self.refusals > self.config.max_refusals:
-            raise LimitReached(f"sufficiency limit ({self.refusals} answers without the evidence they need)")
+            raise LimitReached(Stop.SUFFICIENCY_LIMIT, f"{self.refusals} answers without the evidence they need")
         ran = ""
         step = verdict.step if verdict.step and verdict.step not in self.checks_run else None
         lines = "" if step and self.focused(step) else self.best_lines(self.refused)
@@ -280,8 +283,8 @@ class CommandLoop:
             raise Submitted(self.pending[0], verdict)
         self.pending = (self.pending[0], verdict)
         if self.stats.steps - self.refused_at >= self.config.steps_after_refusal:
-            raise LimitReached(f"sufficiency limit ({self.config.steps_after_refusal} steps after an answer "
-                               "without the evidence it needs)")
+            raise LimitReached(Stop.SUFFICIENCY_LIMIT, f"{self.config.steps_after_refusal} steps after an answer "
+                               "without the evidence it needs")
 
     def place_of(self, doc: str, line: int) -> str | None:
         """Where a line of a converted document came from (its page, its heading path)."""
@@ -306,7 +309,7 @@ class CommandLoop:
         if key in self.seen:
             self.repeats += 1
             if self.repeats > self.config.max_repeats:
-                raise LimitReached(f"repeat limit ({self.config.max_repeats} repeated commands in a row)")
+                raise LimitReached(Stop.REPEAT_LIMIT, f"{self.config.max_repeats} repeated commands in a row")
             if self.context.keeps_history:
                 return Observation(prompts.render("repeat", command=key, step=self.seen[key]))
             observation = self.run_tool(command)
@@ -344,27 +347,27 @@ class CommandLoop:
     def check_limits(self) -> None:
         c, s = self.config, self.stats
         if self.format_errors >= c.max_format_errors:
-            raise LimitReached(f"format limit ({self.format_errors} replies in a row were not commands)")
+            raise LimitReached(Stop.FORMAT_LIMIT, f"{self.format_errors} replies in a row were not commands")
         if s.steps >= c.max_steps:
-            raise LimitReached(f"step limit ({c.max_steps})")
+            raise LimitReached(Stop.STEP_LIMIT, str(c.max_steps))
         if s.total_tokens >= c.max_total_tokens:
-            raise LimitReached(f"token limit ({c.max_total_tokens:,})")
+            raise LimitReached(Stop.TOKEN_LIMIT, f"{c.max_total_tokens:,}")
         if s.seconds >= c.max_seconds:
-            raise LimitReached(f"time limit ({c.max_seconds:.0f} s)")
+            raise LimitReached(Stop.TIME_LIMIT, f"{c.max_seconds:.0f} s")
 
     def query(self, messages: Messages, max_tokens: int, **constraint) -> Reply:
         """One model call; refuses (never sends) a request that would exceed the context limit."""
         context = self.model.count_tokens(messages)
         if context + max_tokens > self.config.context_limit:
-            raise LimitReached(f"context limit ({self.config.context_limit:,} tokens)")
+            raise LimitReached(Stop.CONTEXT_LIMIT, f"{self.config.context_limit:,} tokens")
         remaining = self.config.max_seconds - self.stats.seconds
         if remaining <= 0:
-            raise LimitReached(f"time limit ({self.config.max_seconds:.0f} s)")
+            raise LimitReached(Stop.TIME_LIMIT, f"{self.config.max_seconds:.0f} s")
         try:
             reply = self.model.query(messages, max_tokens=max_tokens, timeout=remaining, **constraint)
         except ModelError:
             if self.stats.seconds >= self.config.max_seconds - 0.5:  # the call was cut by the run's own time limit
-                raise LimitReached(f"time limit ({self.config.max_seconds:.0f} s)") from None
+                raise LimitReached(Stop.TIME_LIMIT, f"{self.config.max_seconds:.0f} s") from None
             raise
         finally:
             for retry in self.model.retries[:]:
@@ -376,14 +379,14 @@ class CommandLoop:
                          latency=round(reply.latency, 3), reply=reply.text[:2000])
         return reply
 
-    def best_answer(self, reason: str, ask: bool = True) -> tuple[str, Verdict | None]:
+    def best_answer(self, reason: StopReason, ask: bool = True) -> tuple[str, Verdict | None]:
         """After a limit: the pending answer, or one last call for the best answer from what was found.
         An answer whose content no shown line holds leaves as "nothing found", never as an answer."""
-        self.trace.event("limit", reason=reason)
+        self.trace.event("limit", reason=str(reason))
         answer = self.pending[0] if self.pending else None
-        if answer is None and ask and not reason.startswith("token"):
+        if answer is None and ask and reason.kind is not Stop.TOKEN_LIMIT:
             try:
-                reply = self.query(self.context.limit_messages(reason), self.config.command_tokens,
+                reply = self.query(self.context.limit_messages(str(reason)), self.config.command_tokens,
                                    grammar=self.grammar and prompts.answer_only_grammar(self.grammar))
                 command = parse(reply.text)
                 answer = command.answer if command.name == "answer" else None
@@ -398,16 +401,16 @@ class CommandLoop:
             return NOTHING_FOUND, verdict
         return answer, verdict
 
-    def finish(self, answer: str, final: bool, reason: str, verdict: Verdict | None = None) -> RunResult:
+    def finish(self, answer: str, final: bool, stop: StopReason, verdict: Verdict | None = None) -> RunResult:
         self.stats.ended = time.monotonic()
         citations = [replace(c, place=self.place_of(c.doc, c.line)) for c in (verdict.citations if verdict else [])]
-        result = RunResult(answer, final, reason, self.mode, self.model.name, self.stats,
+        result = RunResult(answer, final, stop, self.mode, self.model.name, self.stats,
                            verified=verdict.ok if verdict and verdict.applies else None, citations=citations,
                            missing=None if verdict is None or verdict.ok else verdict.missing)
         if verdict is None and final is False:
             result.missing = "the run ended before an answer was given"
         self.trace.event("run_end", **result.to_dict())
-        self.display.finish(answer=answer, final=final, reason=reason, summary=result.summary(),
+        self.display.finish(answer=answer, final=final, reason=str(stop), summary=result.summary(),
                             citations=[c.label() + ": " + c.quote for c in result.citations],
                             verified=result.verified, missing=result.missing)
         return result

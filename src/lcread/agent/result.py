@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from enum import Enum
 
 from lcread.grounding.evidence import Citation
 
@@ -41,6 +42,48 @@ class RunStats:
         self.peak_context = max(self.peak_context, context + reply.completion_tokens)
 
 
+class Stop(Enum):
+    """Why a run ended."""
+
+    ANSWERED = "answered"
+    READ_TO_END = "read to the end"  # acs read every chunk
+    STOPPED = "stopped"  # acs: its stopping policy (the detail) stopped it
+    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
+    MODEL_ERROR = "model error"
+    STEP_LIMIT = "step limit"
+    TOKEN_LIMIT = "token limit"
+    TIME_LIMIT = "time limit"
+    CONTEXT_LIMIT = "context limit"
+    REPEAT_LIMIT = "repeat limit"
+    FORMAT_LIMIT = "format limit"
+    SUFFICIENCY_LIMIT = "sufficiency limit"
+    GROUNDING_LIMIT = "grounding limit"
+
+    @property
+    def is_limit(self) -> bool:
+        return self.value.endswith(" limit")
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """Why a run ended, with its detail: the limit's value, the model's error, the policy that stopped."""
+
+    kind: Stop
+    detail: str = ""
+
+    def __str__(self) -> str:  # the words the display, the JSON's stop_reason and the model are given
+        if self.kind is Stop.MODEL_ERROR:
+            return f"model error: {self.detail}"
+        if self.kind is Stop.STOPPED:
+            return f"{self.detail} stopped"
+        return f"{self.kind.value} ({self.detail})" if self.detail else self.kind.value
+
+    @property
+    def completed(self) -> bool:
+        """The run reached its own end (an answer, or acs reading to its stop), not a limit or a failure."""
+        return self.kind in (Stop.ANSWERED, Stop.READ_TO_END, Stop.STOPPED)
+
+
 NOTHING_FOUND = "No answer was found in what was read."
 """The answer when nothing read establishes one: never a guess (the bench scores it as wrong)."""
 
@@ -50,7 +93,7 @@ class RunResult:
     answer: str
     final: bool
     """True when the model answered; False for a best answer after a limit."""
-    reason: str
+    stop: StopReason
     mode: str
     model: str
     stats: RunStats
@@ -63,6 +106,11 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     trace_id: str | None = None
     """The `run` field of this run's records in a JSON-lines trace (None without one)."""
+
+    @property
+    def reason(self) -> str:
+        """Why the run ended, in words (`stop` holds its kind and detail)."""
+        return str(self.stop)
 
     def to_dict(self) -> dict:
         s = self.stats
