@@ -665,7 +665,8 @@ def _distinctive(answer: str) -> bool:
 
 
 _SPELLED = {str(n): w for w, n in NUMBER_WORDS.items()}
-_VALUE = re.compile(NUMBER.pattern + r"|\b(?:" + "|".join(w for w in NUMBER_WORDS if w != "zero") + r")\b", re.I)
+_VALUE = re.compile(NUMBER.pattern + r"|\b(?:" + "|".join(w for w in NUMBER_WORDS if w not in ("zero", "one")) + r")\b",
+                    re.I)  # "one" is mostly a pronoun ("the one that"), "zero" an adjective
 
 
 def _holds(text: str, atom: str) -> bool:
