@@ -431,7 +431,7 @@ def test_a_refused_answer_is_not_offered_again_and_the_best_lines_are_shown(writ
     assert "match the question best and hold a number" in shown and "rl.txt:61:" in shown
     offered = [c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0] for c in model.calls]
     assert offered[1] == ' "answer \\"" ("500") "\\""'  # the answer sent back is not among those offered
-    assert reader.refused == {"7"}
+    assert reader.gate.refused == {"7"}
 
 
 @pytest.mark.parametrize("question, values", [
@@ -518,3 +518,31 @@ def test_when_many_lines_carry_the_names_the_answer_may_take_the_values_of_the_b
     offered = v.candidates()
     assert "3" in offered and len(offered) <= 12 and "111" not in offered[:2]
     assert v.check("3").ok
+
+
+def test_the_gate_returns_decisions_and_keeps_the_refused_answers(tools):
+    from lcread.agent.gate import Accepted, AnswerGate, Halted, SentBack
+    from lcread.agent.result import Stop
+
+    v = verifier(tools, "How many beds did the Oxbury hospital report?")
+    checks = []
+
+    def run_check(step):  # as the loop does: run it, keep what it showed as evidence
+        checks.append(step)
+        shown = tools.run(parse(step))
+        v.log.add(shown.shown, shown.search)
+        return shown
+
+    gate = AnswerGate(v, LoopConfig(max_unread_answers=1, max_refusals=1), run_check, tools.count, MemoryTrace(),
+                      "Oxbury")
+    assert isinstance(gate.answer("68,564", 0, read_anything=False), SentBack)
+    assert isinstance(gate.answer("68,564", 0, read_anything=False), Halted)  # a second answer before reading
+    back = gate.answer("12,310", 1, read_anything=True)  # Marlow Street's figure, nothing shown yet
+    assert isinstance(back, SentBack) and gate.refused == {"12310"} and gate.offered(["12,310", "68,564"]) == \
+        ["68,564"]
+    assert checks == ["grep -i -F Oxbury"] and "68,564" in back.observation.text  # the focused step it ran
+    assert gate.recheck(2) is None  # Marlow Street's figure is still not Oxbury's
+    done = gate.answer("68,564", 2, read_anything=True)
+    assert isinstance(done, Accepted) and done.verdict.ok
+    assert isinstance(gate.answer("7", 3, read_anything=True), Halted) and \
+        gate.answer("7", 3, read_anything=True).stop.kind is Stop.SUFFICIENCY_LIMIT

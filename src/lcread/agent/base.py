@@ -11,13 +11,13 @@ import time
 from dataclasses import replace
 
 from lcread import prompts
+from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted
 from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats, Stop, StopReason
 from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.check import BEST_PASSAGES
-from lcread.grounding.evidence import norm
 from lcread.tools.search import TOP
 from lcread.grounding.question import parse_options
 from lcread.models import Messages, Model, Reply
@@ -27,8 +27,6 @@ from lcread.trace import Trace
 
 FIRST_LINES = 3
 """Best-matching sentences lcread shows after the passages of its first search (a small model reads the end best)."""
-FOCUSED_MATCHES = 20
-"""A check step's grep is worth running for the model when each word it greps has at most this many matches."""
 SUBJECT_MATCHES, SUBJECT_SHARE = 100, 0.02
 """A question term matched at least this often, and on at least this share of the lines, names the subject."""
 
@@ -90,14 +88,12 @@ class CommandLoop:
         self.question, self.stats = question, RunStats()
         self.seen: dict[str, int] = {}
         self.format_errors = self.repeats = 0
-        self.refused_unread = 0
         self.evidence = EvidenceLog()
         asked, options = parse_options(question)
         self.verifier = Verifier(self.without_subject(classify(asked, options)), self.evidence, self.tools.count,
                                  self.place_of, self.tools.occurrences, lambda: self.best_passages(asked))
-        self.pending: tuple[str, Verdict] | None = None
-        self.refusals, self.refused_at, self.checks_run = 0, 0, set()
-        self.refused: set[str] = set()
+        self.gate = AnswerGate(self.verifier, self.config, self.run_check, self.tools.count, self.trace,
+                               example_term(question))
         self.continuations: dict[str, Command] = {}
         self.context.begin(self)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
@@ -194,7 +190,7 @@ class CommandLoop:
             outputs.append(observation.text if len(commands) == 1 else f"{command.docs[0]}:\n{observation.text}")
         text = "\n".join(filter(None, outputs))
         if commands[0].name == "search":  # the sentences of those passages that match the question best, last
-            text += "\n" + self.best_lines(set(), top=FIRST_LINES)
+            text += "\n" + self.gate.best_lines(set(), top=FIRST_LINES)
         label = "; ".join(c.text for c in commands)
         self.trace.event("command", step=0, command=label, chars=len(text), auto=True)
         self.display.step(number=0, command=label, observation=text, truncated=False, error=False,
@@ -207,9 +203,9 @@ class CommandLoop:
         an answer can only be one of them (the model chooses among grounded values, it cannot invent one)."""
         if not self.model.supports_grammar:
             return None
-        candidates = [c for c in self.verifier.candidates(after_refusal=self.pending is not None)
-                      if norm(c) not in self.refused]  # an answer sent back is not offered again
-        keep = self.verifier.linked_items(self.pending[0]) if self.pending else []
+        pending = self.gate.pending
+        candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None))
+        keep = self.verifier.linked_items(pending[0]) if pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
                                        [k for k in keep if k in candidates], self.verifier.slots(),
                                        can_answer=bool(self.seen))
@@ -220,71 +216,23 @@ class CommandLoop:
         return ("many-" if multi else "") + profile.answer_type
 
     def answered(self, command: Command) -> Observation:
-        """An answer: accepted (Submitted) when its sufficiency predicate holds, else sent back with what is
-        missing, after lcread has run the step that would find it and checked the answer again."""
-        if not self.seen:  # nothing read yet (seed 002: stop on evidence, not on the model's say-so)
-            self.refused_unread += 1
-            self.trace.event("answer_refused", step=self.stats.steps, answer=command.answer)
-            if self.refused_unread > self.config.max_unread_answers:
-                raise LimitReached(Stop.GROUNDING_LIMIT, f"{self.refused_unread} answers before reading anything")
-            return Observation(prompts.render("unread_answer", example=example_term(self.question)))
-        verdict = self.verifier.check(command.answer)
-        if verdict.ok or verdict.settled or not self.config.sufficiency:
-            raise Submitted(command.answer, verdict)
-        progress = self.pending is not None and \
-            set(self.verifier.atoms(command.answer)) > set(self.verifier.atoms(self.pending[0]))
-        self.pending = (command.answer, verdict)
-        self.refused.add(norm(command.answer.strip().strip('"')))
-        self.refusals += 0 if progress else 1  # an answer that grows (a chain, more values) is progress
-        self.refused_at = self.refused_at or self.stats.steps
-        self.trace.event("answer_unverified", step=self.stats.steps, answer=command.answer, missing=verdict.missing,
-                         next=verdict.step)
-        if self.refusals > self.config.max_refusals:
-            raise LimitReached(Stop.SUFFICIENCY_LIMIT, f"{self.refusals} answers without the evidence they need")
-        ran = ""
-        step = verdict.step if verdict.step and verdict.step not in self.checks_run else None
-        lines = "" if step and self.focused(step) else self.best_lines(self.refused)
-        if lines:  # a grep of a common word would bury the answer: the shown lines that match best instead
-            ran = lines
-        elif step:
-            self.checks_run.add(verdict.step)
-            output = self.run_tool(parse(verdict.step))
-            self.trace.event("check_step", step=self.stats.steps, command=verdict.step, chars=output.chars)
-            ran = f"lcread ran `{verdict.step}`:\n{output.text}"
-            self.recheck()
-        return Observation(prompts.render("unverified_answer", answer=command.answer, missing=verdict.missing,
-                                          ran=ran))
-
-    def best_lines(self, refused: set[str], top: int = 4) -> str:
-        """The shown sentences that match the question best (holding a value of the kind asked for, none of
-        them refused), as lcread shows them after its first search and after a refused answer; "" if none."""
-        lines = self.verifier.answer_lines(refused, top=top)
-        if not lines:
-            return ""
-        kind = self.verifier.profile.answer_type
-        rows = "\n".join(f"{s.doc}:{s.line}: {self.verifier.whole_sentence(s)[:300]}" for s in lines)
-        return prompts.render("answer_lines", holding=f" and hold a {kind}" if kind in ("number", "date", "path")
-                              else "", lines=rows)
-
-    def focused(self, step: str) -> bool:
-        """Whether a check step shows few lines: a read, or a grep of words the documents hold rarely (a name,
-        the next link of a chain), not of a common word whose thousands of matches would bury the answer."""
-        command = parse(step)
-        return command.name == "read" or command.name == "grep" and \
-            all(self.tools.count(p) <= FOCUSED_MATCHES for p in command.patterns)
+        """An answer, put to the gate: accepted, it ends the run; sent back, the model sees what is missing."""
+        return self.act(self.gate.answer(command.answer, self.stats.steps, read_anything=bool(self.seen)))
 
     def recheck(self) -> None:
-        """A pending answer is accepted the moment the evidence shown since makes its predicate hold."""
-        if self.pending is None:
-            return
-        verdict = self.verifier.check(self.pending[0])
-        if verdict.ok:
-            self.trace.event("answer_verified_later", step=self.stats.steps, answer=self.pending[0])
-            raise Submitted(self.pending[0], verdict)
-        self.pending = (self.pending[0], verdict)
-        if self.stats.steps - self.refused_at >= self.config.steps_after_refusal:
-            raise LimitReached(Stop.SUFFICIENCY_LIMIT, f"{self.config.steps_after_refusal} steps after an answer "
-                               "without the evidence it needs")
+        """After each command: a pending answer the evidence now establishes ends the run."""
+        self.act(self.gate.recheck(self.stats.steps))
+
+    def act(self, decision: Decision | None) -> Observation | None:
+        """What the gate decided, done: the run ends (accepted, or a limit), or the model is told."""
+        if isinstance(decision, Accepted):
+            raise Submitted(decision.answer, decision.verdict)
+        if isinstance(decision, Halted):
+            raise LimitReached(decision.stop.kind, decision.stop.detail)
+        return decision.observation if decision is not None else None
+
+    def run_check(self, step: str) -> Observation:
+        return self.run_tool(parse(step))
 
     def place_of(self, doc: str, line: int) -> str | None:
         """Where a line of a converted document came from (its page, its heading path)."""
@@ -383,7 +331,7 @@ class CommandLoop:
         """After a limit: the pending answer, or one last call for the best answer from what was found.
         An answer whose content no shown line holds leaves as "nothing found", never as an answer."""
         self.trace.event("limit", reason=str(reason))
-        answer = self.pending[0] if self.pending else None
+        answer = self.gate.pending[0] if self.gate.pending else None
         if answer is None and ask and reason.kind is not Stop.TOKEN_LIMIT:
             try:
                 reply = self.query(self.context.limit_messages(str(reason)), self.config.command_tokens,
