@@ -546,3 +546,48 @@ def test_the_gate_returns_decisions_and_keeps_the_refused_answers(tools):
     assert isinstance(done, Accepted) and done.verdict.ok
     assert isinstance(gate.answer("7", 3, read_anything=True), Halted) and \
         gate.answer("7", 3, read_anything=True).stop.kind is Stop.SUFFICIENCY_LIMIT
+
+
+def test_a_pair_needs_two_different_values_and_placeholders_are_no_values(write):
+    text = "Notes.\nThe default size for postscript output is 10 inches x 7 inches.\n" \
+           "size 4#4scale5#5 sets the plot size to 4#4scale5#5 times the default.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("ps.txt", text))]))
+    v, log = gate(tools, "What is the default size of the postscript output?")
+    log.add(tools.run(parse("read ps.txt 1 3")).shown)
+    assert not v.check("10, 10").ok and v.check("10, 7").ok
+    assert "4" not in v.candidates() and "5" not in v.candidates()
+
+
+def test_a_number_does_not_answer_a_question_asking_for_a_name():
+    log = EvidenceLog()
+    log.add([Shown("p.txt", 5, 0, "100-999: Packages use adduser to create such users dynamically.")])
+    for question in ("Which tool should packages use to create dynamic users?",
+                     "What is the name of the group of the user nobody?"):
+        verdict = Verifier(classify(question), log).check("999")
+        assert not verdict.ok and not verdict.kind_ok
+
+
+def test_a_value_comes_from_the_best_matching_line_among_those_naming_the_question_s_names(write):
+    text = ("# /opt : Add-on application software packages\n\n"
+            "Host-specific configuration files of a package must be installed in /etc/opt.\n\n"
+            "# /var/opt : Variable data for /opt\n\n"
+            "Files that are variable (they change in normal operation) must be installed in /var/opt.\n")
+    tools = ToolRunner(DocumentStore.open([str(write("fhs.md", text))]))
+    question = "Where should the variable files of a package installed in /opt go?"
+    assert classify(question).terms == ["/opt"]
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("grep -p -F /opt")).shown)
+    assert not v.check("/etc/opt").ok and v.check("/var/opt").ok
+
+
+def test_a_number_comes_from_a_line_about_as_good_as_the_best_one_naming_the_question_s_name(write):
+    text = "Notes.\nThe Harbor retry count for a failed request is 3 by default.\nFiller.\n" \
+           "Harbor client retry: 12 of them changed in a release.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("h.txt", text))]))
+    question = "How many retries does the Harbor client make for a failed request by default?"
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("grep -i harbor")).shown)
+    weak = v.check("12")  # its line names the client too, but says far less of what is asked
+    assert not weak.ok and v.check("3").ok

@@ -188,6 +188,9 @@ class Verifier(GroundedValues):
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
               "date": lambda: bool(DATE.search(answer)),
               "path": lambda: bool(re.search(r"(^|\s)[~.]?/\S|\S/\S|(^|\s)~|\w\.\w{1,5}\b", answer))}.get(kind, lambda: True)()
+        if ok and kind == "text" and _NAME_ASK.search(p.question) and NUMBER.fullmatch(answer.strip()):
+            return Verdict(False, missing=f"the question asks for a name; {answer!r} is a number", kind_ok=False,
+                           step=self._term_step())
         if ok:
             return None
         shown = answer if len(answer) <= 60 else answer[:57] + "..."
@@ -209,12 +212,28 @@ class Verifier(GroundedValues):
     def _lookup(self, answer, atoms, found) -> Verdict:
         main = self._main_atoms(atoms)
         together = main if self.profile.values > 1 else []  # a range or a size: both numbers in one sentence
+        if together and len(set(main)) < self.profile.values:
+            return Verdict(False, missing=f"a range or a size has {self.profile.values} different values; the answer "
+                                          f"gives {len(set(main))}", step=self._term_step())
         for atom in main:
             for s in sorted(found[atom], key=self._sentence_score, reverse=True):  # the best-matching line first
                 links = self._carries(s)
-                if links is not None and self._relates(atom, s, links) and all(_holds(s.norm, a) for a in together):
+                if links is not None and self._relates(atom, s, links) and all(_holds(s.norm, a) for a in together) \
+                        and self._best_valued(s):
                     return Verdict(True, [cite(x) for x in [s, *links]])
         return self._unlinked(main[0] if main else atoms[0], found)
+
+    def _best_valued(self, s: Sentence) -> bool:
+        """For a number, a date or a path: the sentence matches the question about as well as the best shown
+        sentence that carries the question's names and states such a value ("/etc/opt" in a sentence on
+        configuration files does not answer where variable files go, when a sentence on variable files says)."""
+        kind = self.profile.answer_type
+        if kind not in ("number", "date", "path") or not self.profile.terms:
+            return True  # questions naming nothing are held to it in _in_best_passage
+        best = self._memo("best_carrying", lambda: max(
+            (self._sentence_score(x) for x in self.log.sentences()
+             if holds_value(x.text, kind) and self._carries(x, bridges=False) is not None), default=0.0))
+        return self._sentence_score(s) >= COMPETING_SHARE * best
 
     def _relates(self, atom: str, s: Sentence, links: list[Sentence]) -> bool:
         """Beyond naming the same things, the sentence speaks of what is asked: one of the question's other
@@ -594,8 +613,8 @@ class Verifier(GroundedValues):
         """Values of the asked kind (dates, else numbers, small ones also spelled out) as the text writes them,
         once the question's own terms are taken out (a number inside a name such as quiet-harbor-42 is not a
         value)."""
-        for term in sorted(self.profile.terms, key=len, reverse=True):
-            text = re.sub(re.escape(term), " ", text, flags=re.I)
+        for term in sorted(self.profile.terms, key=len, reverse=True):  # whole: /opt is not cut out of /var/opt
+            text = re.sub(rf"(?<![\w/.~]){re.escape(term)}(?![\w/])", " ", text, flags=re.I)
         if self.profile.answer_type == "date":
             return [m.group(0) for m in DATE.finditer(text)]
         if self.profile.answer_type == "path":
@@ -643,6 +662,10 @@ def _THOUSANDS(number: str) -> str:
     return number.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number) else number.rstrip(",")
 
 
+_NAME_ASK = re.compile(r"\b(?:the name of|what (?:is|was) (?:it|they) called|(?:which|what) (?:tool|command|program|"
+                       r"utility|package|function|method|class|module|option|flag|variable|group|user name|file name|"
+                       r"library|application|script|service|daemon)s?)\b", re.I)
+"""A question asking for a name: a bare number cannot answer it ("which tool" is not "999")."""
 _REFERENCE = re.compile(r"\b(?:page|pages|p\.|pp\.|section|sec\.|chapter|figure|table|footnote|line|lines)\s+$")
 _NUMBERED_HEADING = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s+[A-Z\"'/(]|^\s*(\d+(?:\.\d+)+\.?|\d+\.)\s*$")
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*(\d+)\s*$")

@@ -59,7 +59,7 @@ _ALL = re.compile(r"\b(all|every|each|list)\b", re.I)
 _PLURAL_ASK = re.compile(r"^\s*(which|what)\s+(\w+)\b", re.I)
 _QUOTED = re.compile(r"[\"“‘«]([^\"”’»]{2,200})[\"”’»]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
 _CALL = re.compile(r"[A-Za-z_][\w.]*\([^()\s]{0,40}\)")
-_TOKEN = re.compile(r"__\w+__|[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
+_TOKEN = re.compile(r"__\w+__|(?<![\w/])~?/[A-Za-z0-9][\w.\-/]*[A-Za-z0-9]|[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
 @dataclass
@@ -238,7 +238,8 @@ def _is_id(w: str) -> bool:
     if re.fullmatch(r"\d[\d,.]*", w):
         return True  # a number in the question is a term too
     return bool(re.search(r"\d", w) or re.search(r"\w[-_.]\w", w) or re.search(r"[a-z][A-Z]", w)
-                or re.fullmatch(r"__\w+__", w))  # a dunder name: __version__, __init__
+                or re.fullmatch(r"__\w+__", w)  # a dunder name: __version__, __init__
+                or re.match(r"~?/\w", w))  # a path: /opt, ~/.bashrc
 
 
 def content_words(text: str) -> list[str]:

@@ -11,6 +11,9 @@ from lcread.tools.grep import Grep, count_matches
 from lcread.tools.headings import Sections
 from lcread.tools.parse import USAGE, Command, ParseError, parse
 
+OCCURRENCE_SECTIONS = 50
+"""Documents at most whose headings lcread looks up for the pieces it checks an answer against."""
+
 __all__ = ["Command", "Observation", "ParseError", "Search", "Shown", "ToolRunner", "USAGE", "parse"]
 
 
@@ -52,7 +55,12 @@ class ToolRunner:
         lcread's own checks (never shown to the model; bounded)."""
         cmd = Command("grep", "", patterns=[term], flags={"-i", "-F"})
         result = Grep(cmd, self.store.docs, self.OCCURRENCES_CAP, self.config.match_window, self.config.grep_timeout).run()
-        return [s for s in result.shown if s.kind == "match" and not self.changed([s])]
+        pieces = [s for s in result.shown if s.kind == "match" and not self.changed([s])]
+        docs = {s.doc for s in pieces}
+        if len(docs) <= OCCURRENCE_SECTIONS:  # with their headings, as grep -p shows them: a line under "/var/opt"
+            pieces = [replace(s, section=s.section or self.sections(self.store.get(s.doc)).enclosing(s.line))
+                      for s in pieces]
+        return pieces
 
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
