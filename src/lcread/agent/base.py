@@ -8,7 +8,7 @@ commands, the grounding gate on answers, and the end of a run."""
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from lcread import prompts
 from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted
@@ -29,6 +29,27 @@ FIRST_LINES = 3
 """Best-matching sentences lcread shows after the passages of its first search (a small model reads the end best)."""
 SUBJECT_MATCHES, SUBJECT_SHARE = 100, 0.02
 """A question term matched at least this often, and on at least this share of the lines, names the subject."""
+
+
+@dataclass
+class RunState:
+    """Everything one run changes, in one place: a loop answers question after question, each from a fresh
+    state."""
+
+    question: str
+    evidence: EvidenceLog
+    """What the tools showed: the only ground an answer can be verified on."""
+    stats: RunStats = field(default_factory=RunStats)
+    seen: dict[str, int] = field(default_factory=dict)
+    """Each command run (whitespace normalised) -> the step it ran at."""
+    continuations: dict[str, Command] = field(default_factory=dict)
+    """A command whose output was cut -> the command that shows what follows."""
+    format_errors: int = 0
+    """Replies in a row that were not commands."""
+    repeats: int = 0
+    """Repeated commands in a row."""
+    verifier: Verifier | None = None
+    gate: AnswerGate | None = None
 
 
 class Context:
@@ -85,16 +106,14 @@ class CommandLoop:
         self.context, self.mode = context, context.mode
 
     def run(self, question: str) -> RunResult:
-        self.question, self.stats = question, RunStats()
-        self.seen: dict[str, int] = {}
-        self.format_errors = self.repeats = 0
-        self.evidence = EvidenceLog()
         asked, options = parse_options(question)
-        self.verifier = Verifier(self.without_subject(classify(asked, options)), self.evidence, self.tools.count,
-                                 self.place_of, self.tools.occurrences, lambda: self.best_passages(asked))
-        self.gate = AnswerGate(self.verifier, self.config, self.run_check, self.tools.count, self.trace,
-                               example_term(question))
-        self.continuations: dict[str, Command] = {}
+        evidence = EvidenceLog()
+        self.run_state = RunState(question, evidence)
+        verifier = Verifier(self.without_subject(classify(asked, options)), evidence, self.tools.count,
+                            self.place_of, self.tools.occurrences, lambda: self.best_passages(asked))
+        self.run_state.verifier = verifier
+        self.run_state.gate = AnswerGate(verifier, self.config, self.run_check, self.tools.count, self.trace,
+                                     example_term(question))
         self.context.begin(self)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)
@@ -111,7 +130,7 @@ class CommandLoop:
             try:
                 self.step()
             except FormatError as e:
-                self.format_errors += 1
+                self.run_state.format_errors += 1
                 self.trace.event("format_error", step=self.stats.steps, error=str(e))
                 self.context.format_error(str(e))
             except Submitted as e:
@@ -128,6 +147,14 @@ class CommandLoop:
                 answer, verdict = self.best_answer(stop, ask=False)
                 return self.finish(answer, final=False, stop=stop, verdict=verdict)
 
+    # the run's state, as the contexts and the gate read it
+    question = property(lambda self: self.run_state.question)
+    stats = property(lambda self: self.run_state.stats)
+    evidence = property(lambda self: self.run_state.evidence)
+    seen = property(lambda self: self.run_state.seen)
+    verifier = property(lambda self: self.run_state.verifier)
+    gate = property(lambda self: self.run_state.gate)
+
     def step(self) -> None:
         """One command: ask for it, parse it, run it, show the model what it gave."""
         self.check_limits()
@@ -141,7 +168,7 @@ class CommandLoop:
             reply = self.query(context.messages(), context.reply_tokens(), grammar=context.grammar())
         self.stats.steps += 1
         command = context.read(reply.text)
-        self.format_errors = 0
+        self.run_state.format_errors = 0
         context.observe(command, self.execute(command))
 
     def without_subject(self, profile):
@@ -186,7 +213,7 @@ class CommandLoop:
             observations.append(observation)
             self.seen[" ".join(command.text.split())] = 0
             if observation.next is not None:
-                self.continuations[" ".join(command.text.split())] = observation.next
+                self.run_state.continuations[" ".join(command.text.split())] = observation.next
             outputs.append(observation.text if len(commands) == 1 else f"{command.docs[0]}:\n{observation.text}")
         text = "\n".join(filter(None, outputs))
         if commands[0].name == "search":  # the sentences of those passages that match the question best, last
@@ -211,9 +238,7 @@ class CommandLoop:
                                        can_answer=bool(self.seen))
 
     def answer_kind(self) -> str | None:
-        profile = self.verifier.profile
-        multi = profile.kind in ("parts", "all", "list") or profile.values > 1
-        return ("many-" if multi else "") + profile.answer_type
+        return answer_kind(self.verifier.profile)
 
     def answered(self, command: Command) -> Observation:
         """An answer, put to the gate: accepted, it ends the run; sent back, the model sees what is missing."""
@@ -252,22 +277,22 @@ class CommandLoop:
         if command.name == "answer":
             return self.answered(command)
         key = " ".join(command.text.split())
-        if key in self.seen and self.continuations.get(key) is not None:
+        if key in self.seen and self.run_state.continuations.get(key) is not None:
             return self.continued(key)
         if key in self.seen:
-            self.repeats += 1
-            if self.repeats > self.config.max_repeats:
+            self.run_state.repeats += 1
+            if self.run_state.repeats > self.config.max_repeats:
                 raise LimitReached(Stop.REPEAT_LIMIT, f"{self.config.max_repeats} repeated commands in a row")
             if self.context.keeps_history:
                 return Observation(prompts.render("repeat", command=key, step=self.seen[key]))
             observation = self.run_tool(command)
             observation.text = prompts.render("sac_repeat", command=key, step=self.seen[key], output=observation.text)
             return observation
-        self.repeats = 0
+        self.run_state.repeats = 0
         self.seen[key] = self.stats.steps
         observation = self.run_tool(command)
         if observation.next is not None:
-            self.continuations[key] = observation.next
+            self.run_state.continuations[key] = observation.next
         if command.name == "grep" and observation.search and not observation.search.matches \
                 and not observation.error and not observation.search.counted:
             observation.text += "\n" + self.searched_instead(command)
@@ -277,10 +302,10 @@ class CommandLoop:
     def continued(self, key: str) -> Observation:
         """A cut output asked for again continues where it stopped, like a pager (the next characters of a
         long line, the next lines, the next matches), and says so."""
-        following = self.continuations[key]
-        self.repeats = 0
+        following = self.run_state.continuations[key]
+        self.run_state.repeats = 0
         observation = self.run_tool(following)
-        self.continuations[key] = observation.next
+        self.run_state.continuations[key] = observation.next
         observation.text = prompts.render("continued", command=key, output=observation.text)
         self.recheck()
         return observation
@@ -294,8 +319,8 @@ class CommandLoop:
 
     def check_limits(self) -> None:
         c, s = self.config, self.stats
-        if self.format_errors >= c.max_format_errors:
-            raise LimitReached(Stop.FORMAT_LIMIT, f"{self.format_errors} replies in a row were not commands")
+        if self.run_state.format_errors >= c.max_format_errors:
+            raise LimitReached(Stop.FORMAT_LIMIT, f"{self.run_state.format_errors} replies in a row were not commands")
         if s.steps >= c.max_steps:
             raise LimitReached(Stop.STEP_LIMIT, str(c.max_steps))
         if s.total_tokens >= c.max_total_tokens:
@@ -362,6 +387,12 @@ class CommandLoop:
                             citations=[c.label() + ": " + c.quote for c in result.citations],
                             verified=result.verified, missing=result.missing)
         return result
+
+
+def answer_kind(profile) -> str:
+    """The kind of answer the grammar allows: several values (many-number) for parts, lists, ranges and sizes."""
+    multi = profile.kind in ("parts", "all", "list") or profile.values > 1
+    return ("many-" if multi else "") + profile.answer_type
 
 
 def example_term(question: str) -> str:
