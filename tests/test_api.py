@@ -95,3 +95,17 @@ def test_ask_with_makes_the_model_only_once_the_inputs_are_readable(write, tmp_p
     result = ask_with(write("r.txt", DOC), "How many beds did the Marlow Street hospital report?", make,
                       settings_from("select", None, {}))
     assert made == [1] and result.answer == "12,310" and result.verified
+
+
+def test_every_option_of_ask_is_declared_once_in_a_config():
+    """The command line's settings are the configs' options (config.py declares each with its default and
+    bounds): a new option cannot reach the CLI without a config field, nor be spelled two ways."""
+    import inspect
+
+    from lcread.api import OPTION_NAMES
+    from lcread.cli import ask
+
+    declared = [name for names in OPTION_NAMES.values() for name in names]
+    assert len(declared) == len(set(declared))
+    not_settings = {"inputs", "question", "model", "mode", "json_out", "quiet", "trace", "options", "no_sufficiency"}
+    assert set(inspect.signature(ask).parameters) - not_settings <= set(declared)

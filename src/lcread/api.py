@@ -22,15 +22,8 @@ from lcread.config import AcsConfig, ModelConfig, LoopConfig, ToolConfig, env_mo
 from lcread.display import Display, SilentDisplay
 from lcread.errors import LcreadError, UsageError
 
-OPTION_NAMES = {
-    LoopConfig: {"max_steps", "max_tokens", "max_seconds", "context_limit", "compact_at", "sufficiency", "first_step",
-                   "max_refusals", "steps_after_refusal"},
-    ToolConfig: {"read_chars", "grep_timeout"},
-    AcsConfig: {"stop", "theta", "epsilon", "window", "chunk_chars", "notes_chars", "seed", "probe",
-                "draft_confidence"},
-    ModelConfig: {"api_base", "call_timeout", "local_context", "threads"},
-}
-RENAMED = {"max_tokens": "max_total_tokens", "call_timeout": "timeout"}
+OPTION_NAMES = {cls: cls.options() for cls in (LoopConfig, ToolConfig, AcsConfig, ModelConfig)}
+"""Config -> its options (option name -> field name), as config.py declares them."""
 
 _models: dict[tuple, object] = {}
 _models_lock = threading.Lock()
@@ -119,14 +112,14 @@ def ask_with(inputs: str | Path | list[str | Path], question: str, model, settin
 def configs_from(settings: dict) -> dict:
     """Each option into the config it belongs to; unknown names and bad values are one-line errors that name
     the option as the CLI spells it."""
-    known = set().union(*OPTION_NAMES.values())
+    known = set().union(*(set(names) for names in OPTION_NAMES.values()))
     unknown = sorted(set(settings) - known)
     if unknown:
         raise UsageError(f"unknown option{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: use "
                          f"{', '.join(sorted(known))}")
     out = {}
     for cls, names in OPTION_NAMES.items():
-        values = {RENAMED.get(k, k): v for k, v in settings.items() if k in names and v is not None}
+        values = {names[k]: v for k, v in settings.items() if k in names and v is not None}
         out[cls] = make_config(cls, **values)
     return out
 
@@ -142,7 +135,8 @@ def make_config(cls, **values):
         message = err["msg"].removeprefix("Value error, ")
         if not err["loc"]:  # a rule across fields: its message names the options
             raise UsageError(message) from None
-        name = {v: k for k, v in RENAMED.items()}.get(str(err["loc"][0]), str(err["loc"][0]))
+        field_name = str(err["loc"][0])
+        name = next((o for o, f in cls.options().items() if f == field_name), field_name)
         raise UsageError(f"--{name.replace('_', '-')}: {message.lower()}") from None
 
 

@@ -8,33 +8,49 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
+def option(default, name: str | None = None, **constraints):
+    """A setting that the library (`lcread.ask(..., max_steps=5)`) and the command line (`--max-steps 5`) set by
+    name: declared once, here, with its default and bounds (`name` when the option is called otherwise)."""
+    return Field(default, json_schema_extra={"option": name or ""}, **constraints)
+
+
 class _Config(BaseModel):
     model_config = ConfigDict(use_attribute_docstrings=True, extra="forbid")
 
+    @classmethod
+    def options(cls) -> dict[str, str]:
+        """Option name -> field name, for the fields declared with `option`."""
+        out = {}
+        for field_name, info in cls.model_fields.items():
+            extra = info.json_schema_extra if isinstance(info.json_schema_extra, dict) else {}
+            if "option" in extra:
+                out[extra["option"] or field_name] = field_name
+        return out
+
 
 class ToolConfig(_Config):
-    read_chars: int = Field(6000, ge=200, le=8000)
+    read_chars: int = option(6000, ge=200, le=8000)
     """Characters a read returns when the model asks for more; also the default observation cap."""
     max_chars: int = Field(8000, ge=200)
     """Hard cap on any observation, whatever the command asked for."""
     match_window: int = Field(240, ge=20)
     """Characters shown either side of a grep match on a line too long to show whole."""
-    grep_timeout: float = Field(10.0, gt=0)
+    grep_timeout: float = option(10.0, gt=0)
     """Seconds one grep may run before it is stopped (the model is told why)."""
 
 
 class LoopConfig(_Config):
     """The command loop's budget and limits, for select and sac alike."""
 
-    context_limit: int = Field(16384, ge=1024)
+    context_limit: int = option(16384, ge=1024)
     """Live context limit in tokens; no request is ever sent over it."""
-    compact_at: int = Field(12288, ge=512)
+    compact_at: int = option(12288, ge=512)
     """Live context, in tokens, at which the history is compacted into a handoff."""
-    max_steps: int = Field(40, ge=1)
+    max_steps: int = option(40, ge=1)
     """Commands the model may issue before the run ends by limit."""
-    max_total_tokens: int = Field(500_000, ge=1000)
+    max_total_tokens: int = option(500_000, "max_tokens", ge=1000)
     """Tokens (prompt + completion, all calls) the run may spend."""
-    max_seconds: float = Field(1800.0, gt=0)
+    max_seconds: float = option(1800.0, gt=0)
     """Wall time the run may take."""
     max_format_errors: int = Field(3, ge=1)
     """Consecutive replies that are not a command before the run gives up."""
@@ -44,17 +60,17 @@ class LoopConfig(_Config):
     """Most tokens the model may generate for one command."""
     handoff_tokens: int = Field(1200, ge=128)
     """Most tokens the model may generate for a handoff."""
-    first_step: bool = True
+    first_step: bool = option(True)
     """Before the model's first command, lcread shows inputs that fit one read whole, or else the passages that
     best match the question (its ranked search): no run starts from the model's guess at the document's words."""
-    sufficiency: bool = True
+    sufficiency: bool = option(True)
     """Accept an answer only when its sufficiency predicate holds on cited evidence (off: accept any
     answer, still reporting whether it is verified)."""
     max_unread_answers: int = Field(2, ge=0)
     """Answers given before any command read the documents, sent back before the run ends unverified."""
-    max_refusals: int = Field(3, ge=0)
+    max_refusals: int = option(3, ge=0)
     """Answers sent back for missing evidence before the run ends with its best answer, unverified."""
-    steps_after_refusal: int = Field(8, ge=1)
+    steps_after_refusal: int = option(8, ge=1)
     """Commands allowed after the first answer sent back, before the run ends unverified."""
 
     @model_validator(mode="after")
@@ -73,26 +89,26 @@ class LoopConfig(_Config):
 
 
 class AcsConfig(_Config):
-    chunk_chars: int = Field(24_000, ge=200)
+    chunk_chars: int = option(24_000, ge=200)
     """L: characters per chunk, read in document order (a backend may prefer another size: `for_model`)."""
-    notes_chars: int = Field(6_000, ge=100)
+    notes_chars: int = option(6_000, ge=100)
     """B: cap on the running notes, enforced in code."""
-    theta: float = Field(0.995, ge=0.0, le=1.0)
+    theta: float = option(0.995, ge=0.0, le=1.0)
     """Confidence an answer state needs before ACS may stop."""
-    epsilon: float = Field(0.05, ge=0.0, le=1.0)
+    epsilon: float = option(0.05, ge=0.0, le=1.0)
     """Largest mean change over the window for the state to count as stable."""
-    window: int = Field(3, ge=2)
+    window: int = option(3, ge=2)
     """w: how many recent answer states the stability test looks at."""
-    stop: Literal["acs", "full", "random", "verbalized", "end"] = "acs"
+    stop: Literal["acs", "full", "random", "verbalized", "end"] = option("acs")
     """Stopping policy: acs, full, random, verbalized or end."""
-    probe: Literal["auto", "letters", "likelihood"] = "auto"
+    probe: Literal["auto", "letters", "likelihood"] = option("auto")
     """Multiple-choice probe: letters (the paper's), likelihood (option texts scored after the notes,
     calibrated by their likelihood without notes), or auto (likelihood where the backend can score)."""
-    draft_confidence: Literal["min", "mean"] = "min"
+    draft_confidence: Literal["min", "mean"] = option("min")
     """Open-ended drafts: confidence is the min (or mean) probability of the answer's own tokens."""
     gate_threshold: float = Field(0.995, ge=0.0, le=1.0)
     """Verbalized gate: stop when the reported confidence / 100 reaches this."""
-    seed: int = 0
+    seed: int = option(0)
     """Seed of the random stopping policy."""
     top_k: int = Field(20, ge=1, le=20)
     """Log-probabilities read per position for the multiple-choice posterior."""
@@ -112,15 +128,15 @@ class AcsConfig(_Config):
 class ModelConfig(_Config):
     name: str = "local"
     """`local` (embedded), `local:/path/model.gguf`, or any litellm model string."""
-    api_base: str | None = None
+    api_base: str | None = option(None)
     """Base URL of an OpenAI-compatible or provider endpoint."""
-    timeout: float = Field(120.0, gt=0)
+    timeout: float = option(120.0, "call_timeout", gt=0)
     """Seconds one remote call may take (each try); the run's --max-seconds bounds it too."""
     retries: int = Field(default_factory=lambda: env_int("LCREAD_RETRIES", 4), ge=0)
     """Retries, with exponential backoff, on rate limits, 5xx and timeouts."""
-    local_context: int = Field(16384, ge=512)
+    local_context: int = option(16384, ge=512)
     """Context window the embedded model is loaded with (capped by the model's own)."""
-    threads: int | None = None
+    threads: int | None = option(None)
     """CPU threads for the embedded model; default: all cores."""
 
 
