@@ -171,7 +171,8 @@ def test_bad_files_are_one_line_errors_that_leave_no_half_written_entry(tmp_path
     assert no_half_files(cache) and cache.info()["entries"] == 0
 
 
-def test_cache_commands(tmp_path):
+def test_cache_commands(tmp_path, monkeypatch):
+    monkeypatch.delenv("LCREAD_KV_DIR")  # as a user has it: the prompt states in the default cache folder
     env = {"LCREAD_CONVERT_DIR": str(tmp_path / "c" / "converted")}
     pdf = make_pdf(tmp_path / "x.pdf", {1: "The answer is on page one."}, 2)
     proc = run_cli("ask", str(pdf), "  ", env=env)
@@ -182,8 +183,17 @@ def test_cache_commands(tmp_path):
         pass
     info = run_cli("cache", "info", env=env)
     assert "1 converted documents" in info.stdout.decode()
+    home = tmp_path / "home-cache"  # the user's default cache, holding a saved prompt state
+    (home / "lcread" / "kv" / "model").mkdir(parents=True)
+    (home / "lcread" / "kv" / "model" / "abc.kv").write_bytes(b"state")
+    env["XDG_CACHE_HOME"] = str(home)
     cleared = run_cli("cache", "clear", env=env)
     assert "removed 1 converted documents" in cleared.stdout.decode()
+    # only the conversion folder was redirected: the states elsewhere are left, and the output says so
+    assert (home / "lcread" / "kv" / "model" / "abc.kv").exists() and "were left" in cleared.stdout.decode()
+    cleared = run_cli("cache", "clear", env={**env, "LCREAD_KV_DIR": str(home / "lcread" / "kv")})
+    assert "1 saved prompt states" in cleared.stdout.decode()
+    assert not (home / "lcread" / "kv" / "model" / "abc.kv").exists()
 
 
 def test_a_conversion_larger_than_the_cache_is_refused_before_it_is_written(tmp_path):

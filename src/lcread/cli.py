@@ -157,10 +157,20 @@ def cache_info() -> None:
 
 @cache_app.command("clear")
 def cache_clear() -> None:
-    """Remove every converted document and saved prompt state (the next question converts again)."""
+    """Remove every converted document and saved prompt state (the next question converts again). With only
+    LCREAD_CONVERT_DIR set, only that folder is cleared: the prompt states elsewhere are not its to remove."""
+    import os
+
     from lcread.documents import default_cache
-    from lcread.models.promptcache import clear_folder
-    typer.echo(f"removed {default_cache().clear()} converted documents and {clear_folder()} saved prompt states")
+    from lcread.models.promptcache import clear_folder, folder_info
+    cache = default_cache()
+    converted = cache.clear()
+    if os.environ.get("LCREAD_CONVERT_DIR") and not (os.environ.get("LCREAD_KV_DIR") or
+                                                     os.environ.get("LCREAD_CACHE_DIR")):
+        typer.echo(f"removed {converted} converted documents from {cache.folder}; the saved prompt states in "
+                   f"{folder_info()['folder']} were left (set LCREAD_KV_DIR to clear them)")
+        return
+    typer.echo(f"removed {converted} converted documents and {clear_folder()} saved prompt states")
 
 
 def main() -> None:
