@@ -61,3 +61,21 @@ def test_full_context_says_when_the_input_does_not_fit(tmp_path):
     task = niah("single", synthetic_text(40_000, seed=2), 30_000, 0.5, random.Random(4), tmp_path, "n")
     out = full_context(ScriptedModel([], context_window=4096), task)
     assert out["answer"] is None and out["error"].startswith("does not fit (")
+
+
+def test_an_interrupted_run_stops_the_bench_instead_of_going_on_to_the_next_task(tmp_path):
+    import pytest
+
+    from lcread.bench.runner import run_bench
+
+    tasks = [niah("single", synthetic_text(3_000, seed=s), 2_400, 0.5, random.Random(s), tmp_path, f"n{s}")
+             for s in (1, 2)]
+
+    def interrupted(messages):
+        raise KeyboardInterrupt  # Ctrl-C or SIGTERM while the model works
+
+    model = ScriptedModel([interrupted] * 10, context_window=16384)
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        run_bench(tasks, model, ["select"], [], AcsConfig(), MemoryTrace(), 1, done.extend)
+    assert done == [] and len(model.calls) == 1  # the second task never started

@@ -11,6 +11,7 @@ from lcread import prompts
 from lcread.acs.chunks import chunk_of, chunk_store
 from lcread.acs.policies import RecordingPolicy, make_policy
 from lcread.acs.probe import Probe
+from lcread.agent.result import Stop
 from lcread.grounding.question import parse_options
 from lcread.acs.reader import FoldReader
 from lcread.acs.calibrate import Trajectory
@@ -98,6 +99,8 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
                                 loop=LoopConfig(sufficiency=not mode.endswith(":unchecked")))
             with DocumentStore.open([task.path]) as store:
                 result = answer(model, store, question, settings, SilentDisplay(), trace)
+                if result.stop.kind is Stop.INTERRUPTED:  # Ctrl-C or SIGTERM: the bench stops, its rows so far kept
+                    raise KeyboardInterrupt
                 found = _evidence_checks(task, store, result) if task.evidence_text else {}
             rows.append({**base, **result.to_dict(), "mode": mode, "error": None, **found,
                          "correct": score(task, result.answer), "wall_time": round(time.monotonic() - started, 3)})
