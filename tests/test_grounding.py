@@ -590,3 +590,26 @@ def test_a_number_comes_from_a_line_about_as_good_as_the_best_one_naming_the_que
     log.add(tools.run(parse("grep -i harbor")).shown)
     weak = v.check("12")  # its line names the client too, but says far less of what is asked
     assert not weak.ok and v.check("3").ok
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("What product name does the client use in its default User-Agent header?", "default_user_agent"),
+    ("Where should the variable files of a package installed in /opt go?", "/opt/"),
+])
+def test_an_identifier_or_path_made_of_the_question_s_own_words_repeats_it(question, answer):
+    log = EvidenceLog()
+    log.add([Shown("u.py", 1, 0, 'headers = {"User-Agent": default_user_agent()} and /opt/ and /var/opt')])
+    verdict = Verifier(classify(question), log).check(answer)
+    assert not verdict.ok and "only repeats words of the question" in verdict.missing
+
+
+@pytest.mark.parametrize("question", [
+    "What is the name of the group whose gid matches the uid of nobody?",
+    "What command creates a system user whose id is allocated on each system?",
+    "With pipefail enabled, whose exit status does a pipeline return?",
+])
+def test_a_question_asking_for_a_name_asks_for_text_whatever_numbers_it_mentions(question):
+    assert classify(question).answer_type == "text"
+    log = EvidenceLog()
+    log.add([Shown("p.txt", 5, 0, "65534: the user nobody, whose group is nogroup; 100-999: made by adduser.")])
+    assert not Verifier(classify(question), log).check("65534").ok

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from lcread.grounding.candidates import GroundedValues
 from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
 from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, PATH, holds_value, prefix
-from lcread.grounding.question import NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
+from lcread.grounding.question import NAME_ASK, NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
 from lcread.tools.evidence import Shown
 
 
@@ -179,8 +179,13 @@ class Verifier(GroundedValues):
         own = [w for w in re.split(r"[^a-z0-9]+", low) if w and w not in STOPWORDS]
         asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
         # a compound token (~/.bash_history, HTTPStatus.OK) is a word of its own unless the question writes it
-        compounds = [t.strip(".,;:!?()\"'") for t in low.split() if re.search(r"\w[_./~-]\w|^[~/.]", t.strip(".,;:!?()\"'"))]
-        new_compound = any(c and c not in p.question.lower() for c in compounds)
+        compounds = [t.strip(".,;:!?()\"'").rstrip("/") for t in low.split()
+                     if re.search(r"\w[_./~-]\w|^[~/.]", t.strip(".,;:!?()\"'"))]
+        # ... and an identifier made only of the question's words (default_user_agent for "the default User-Agent")
+        # repeats the question; a path (~/.bash_history) is a place of its own
+        new_compound = any(c and c not in p.question.lower() and
+                           ("/" in c or "~" in c or not set(re.split(r"[_.-]+", c.strip("_."))) <= asked)
+                           for c in compounds)
         if own and all(w in asked for w in own) and p.kind != "choice" and not new_compound:
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
                            step=self._term_step(), kind_ok=False)
@@ -188,7 +193,7 @@ class Verifier(GroundedValues):
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
               "date": lambda: bool(DATE.search(answer)),
               "path": lambda: bool(re.search(r"(^|\s)[~.]?/\S|\S/\S|(^|\s)~|\w\.\w{1,5}\b", answer))}.get(kind, lambda: True)()
-        if ok and kind == "text" and _NAME_ASK.search(p.question) and NUMBER.fullmatch(answer.strip()):
+        if ok and kind == "text" and NAME_ASK.search(p.question) and NUMBER.fullmatch(answer.strip()):
             return Verdict(False, missing=f"the question asks for a name; {answer!r} is a number", kind_ok=False,
                            step=self._term_step())
         if ok:
@@ -662,10 +667,6 @@ def _THOUSANDS(number: str) -> str:
     return number.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+(\.\d+)?", number) else number.rstrip(",")
 
 
-_NAME_ASK = re.compile(r"\b(?:the name of|what (?:is|was) (?:it|they) called|(?:which|what) (?:tool|command|program|"
-                       r"utility|package|function|method|class|module|option|flag|variable|group|user name|file name|"
-                       r"library|application|script|service|daemon)s?)\b", re.I)
-"""A question asking for a name: a bare number cannot answer it ("which tool" is not "999")."""
 _REFERENCE = re.compile(r"\b(?:page|pages|p\.|pp\.|section|sec\.|chapter|figure|table|footnote|line|lines)\s+$")
 _NUMBERED_HEADING = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s+[A-Z\"'/(]|^\s*(\d+(?:\.\d+)+\.?|\d+\.)\s*$")
 _LEADER = re.compile(r"(?:\.\s?){4,}\s*(\d+)\s*$")

@@ -30,6 +30,11 @@ _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
                        r"\bhow (long|large|big|wide|tall|high|deep|heavy|fast|many|much)\b", re.I)
 """A number asked for by its unit ("the longest line, in bytes"), whatever the rest of the question says."""
+NAME_ASK = re.compile(r"\b(?:the name of|what (?:is|was) (?:it|they) called|(?:which|what) (?:tool|command|program|"
+                       r"utility|package|function|method|class|module|option|flag|variable|group|user name|file name|"
+                       r"library|application|script|service|daemon)s?|whose)\b", re.I)
+"""A question asking for a name, whatever numbers it mentions ("the name of the group whose gid ..."): a bare
+number cannot answer it ("which tool" is not "999")."""
 _BOUND = re.compile(r"\b(max|min|maximum|minimum|largest|smallest|longest|shortest|limit|at most|at least)\b", re.I)
 """A bound is one number, even of a size ("the maximum size of a file")."""
 _PAIR_ASK = re.compile(r"\b(?:range|ranges|dimensions?|how (?:big|large)|wide and (?:high|tall)|width and height|"
@@ -163,6 +168,8 @@ def _answer_type(q: str) -> str:
         asks = q.split(",", 1)[1]  # "When mapfile is given -C, how often ...?": the clause after asks
     if _DATE_ASK.search(asks) and not re.search(r"\bin (seconds|milliseconds|minutes|hours|days)\b", q, re.I):
         return "date"
+    if NAME_ASK.search(asks):
+        return "text"
     if _NUMBER_ASK.search(q) or _UNIT_ASK.search(q):
         return "number"
     if _PERSON_ASK.search(q):
