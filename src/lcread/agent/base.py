@@ -194,9 +194,7 @@ class CommandLoop:
 
     @property
     def value_kind(self) -> str | None:
-        """The kind of value the question asks for, when searches can favour passages holding one."""
-        kind = self.verifier.profile.answer_type
-        return kind if kind in ("number", "date", "path") else None
+        return value_kind(self.verifier.profile)
 
     def first_step(self, question: str) -> None:
         """lcread's own first step (README: How it reads), so that no run starts blind: inputs small enough for one read
@@ -387,6 +385,11 @@ class CommandLoop:
                             citations=[c.label() + ": " + c.quote for c in result.citations],
                             verified=result.verified, missing=result.missing)
         return result
+
+
+def value_kind(profile) -> str | None:
+    """The kind of value the question asks for, when searches can favour passages holding one."""
+    return profile.answer_type if profile.answer_type in ("number", "date", "path") else None
 
 
 def answer_kind(profile) -> str:

@@ -129,11 +129,13 @@ def evidence_lines(store: DocumentStore, text: str) -> set[tuple[str, int]]:
 def _evidence_checks(task: Task, store: DocumentStore, result) -> dict:
     """For a real-document task: whether the answer cites the evidence line (attributed), and whether lcread's
     ranked first step (no model) already shows it."""
-    from lcread.grounding.question import parse_options
+    from lcread.agent.base import value_kind
+    from lcread.grounding.question import classify, parse_options
     from lcread.tools import ToolRunner
 
     lines = evidence_lines(store, task.evidence_text)
-    first = ToolRunner(store).ranked(parse_options(task.question)[0])
+    question = parse_options(task.question)[0]  # searched as the run's first step searches it
+    first = ToolRunner(store).ranked(question, kind=value_kind(classify(question)))
     shown = {(s.doc, s.line) for s in first.shown}
     cited = {(c.doc, c.line) for c in result.citations}
     return {"evidence_lines": sorted(lines), "cites_evidence": bool(cited & lines),
