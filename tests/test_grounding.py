@@ -613,3 +613,19 @@ def test_a_question_asking_for_a_name_asks_for_text_whatever_numbers_it_mentions
     log = EvidenceLog()
     log.add([Shown("p.txt", 5, 0, "65534: the user nobody, whose group is nogroup; 100-999: made by adduser.")])
     assert not Verifier(classify(question), log).check("65534").ok
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("How many times does the adapter retry a failed connection by default?", "lookup"),  # a stated number
+    ("How many times is Oxbury mentioned?", "count"),
+    ("How many gale warnings were logged at Pier 7?", "count"),
+])
+def test_how_many_times_counts_only_what_the_documents_hold(question, kind):
+    assert classify(question).kind == kind
+
+
+def test_a_name_holding_digits_is_no_number():
+    log = EvidenceLog()
+    log.add([Shown("README.md", 18, 0, "For offline use lcread embeds a small model: Qwen2.5-Coder-0.5B-Instruct.")])
+    v = Verifier(classify("Which model does lcread embed for offline use?"), log)
+    assert "0" not in v.atoms("Qwen2.5-Coder-0.5B-Instruct") and v.check("Qwen2.5-Coder-0.5B-Instruct").ok

@@ -58,8 +58,10 @@ _PAGE_ASK = re.compile(r"\b(which|what)\s+pages?\b", re.I)
 _YESNO = re.compile(r"^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may)\b", re.I)
 _SUMMARY = re.compile(r"^\s*(summari[sz]e|describe|explain|why|discuss|outline|compare|give an overview|"
                       r"what (are|is) the main|how does|how do)\b", re.I)
-_COUNT = re.compile(r"\bhow many (times|occurrences)\b|\bhow many\b.*\b(appear|appears|occur|occurs|mentioned|"
+_COUNT = re.compile(r"\bhow many occurrences\b|\bhow many\b.*\b(appear|appears|occur|occurs|mentioned|"
                     r"log|logged|logs|record|recorded|listed|are there|were there|reported|entries|lines)\b", re.I)
+"""Counting what the documents hold. "How many times does the adapter retry?" asks for a stated number, not for
+the lines that name the adapter."""
 _ALL = re.compile(r"\b(all|every|each|list)\b", re.I)
 _PLURAL_ASK = re.compile(r"^\s*(which|what)\s+(\w+)\b", re.I)
 _QUOTED = re.compile(r"[\"“‘«]([^\"”’»]{2,200})[\"”’»]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
