@@ -53,7 +53,7 @@ def test_each_step_is_a_fresh_context_with_task_state_and_last_observation(store
     assert "Step 2. Output of your last command `read hay.txt 149 151`" in third
     assert "hay.txt:150:The special" not in third  # the older observation is gone; lcread's pointer to it stays:
     assert "hay.txt:150: The special magic number for quiet-harbor is 4817263." in third.split("were seen:")[1]
-    assert 'grep -i "quiet-harbor" -> showed 1 lines (hay.txt:150)' in third
+    assert 'step 1: `grep -i "quiet-harbor"` showed 1 lines (hay.txt:150)' in third
     assert "- quiet-harbor's number is 4817263 [hay.txt lines 150-150]" in third  # carried by the state
     events = trace.of("command")
     assert events[1]["findings_added"] == ["quiet-harbor's number is 4817263"]
@@ -123,7 +123,7 @@ def test_a_done_mark_at_a_step_that_showed_nothing_is_put_back_and_said(store):
     first_plan = "read around the passage that answers the question"  # the state lcread starts sac with
     assert f"lcread kept in your state what you marked done: {first_plan}" in second
     assert f"- {first_plan}" in second.split("Plan:")[1].split("Completion")[0]
-    assert "grep -i \"no such words\" -> showed nothing" in second
+    assert 'step 1: `grep -i "no such words"` showed nothing' in second
     assert trace.of("done_marks_dropped")[0]["items"][0] == first_plan
     third = model.calls[2]["messages"][1]["content"]
     assert "lcread kept" not in third  # this grep showed lines: its done mark stands

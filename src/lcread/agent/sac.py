@@ -105,7 +105,8 @@ class WrittenState(Context):
         else:
             places = list(dict.fromkeys(f"{p.doc}:{p.line}" for p in shown))
             outcome = f"showed {len(places)} lines ({', '.join(places[:4])}{', ...' if len(places) > 4 else ''})"
-        state.progress = [*state.progress, f"{command.text} -> {outcome}"][-PROGRESS_KEPT:]
+        # written as a past event, not as a command line: a small model copies a line that starts like a command
+        state.progress = [*state.progress, f"step {self.loop.stats.steps}: `{command.text}` {outcome}"][-PROGRESS_KEPT:]
         words = self.loop.question_words()
         for p in shown:
             if any(has(norm(p.text), w) for w in words):
