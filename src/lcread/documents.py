@@ -11,7 +11,6 @@ import bisect
 import codecs
 import re
 import os
-import shutil
 import stat
 import sys
 import tempfile
