@@ -629,3 +629,16 @@ def test_a_name_holding_digits_is_no_number():
     log.add([Shown("README.md", 18, 0, "For offline use lcread embeds a small model: Qwen2.5-Coder-0.5B-Instruct.")])
     v = Verifier(classify("Which model does lcread embed for offline use?"), log)
     assert "0" not in v.atoms("Qwen2.5-Coder-0.5B-Instruct") and v.check("Qwen2.5-Coder-0.5B-Instruct").ok
+
+
+def test_a_range_or_a_size_is_offered_as_the_pairs_one_sentence_states(write):
+    text = "Terminal notes.\nThe default size for postscript output is 10 inches x 7 inches.\n" \
+           "Margins are 2 points and 3 points.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("ps.txt", text))]))
+    model = ScriptedModel(['answer "10, 7"'])
+    model.supports_grammar = True
+    result = SelectReader(model, tools, SilentDisplay(), MemoryTrace()).run(
+        "What is the default size of the postscript output?")
+    offered = model.calls[0]["grammar"].split("cmd-answer  ::=")[1].splitlines()[0]
+    assert '"10, 7"' in offered and '"10, 10"' not in offered and '"7, 2"' not in offered
+    assert result.answer == "10, 7" and result.verified

@@ -229,6 +229,10 @@ class CommandLoop:
         if not self.model.supports_grammar:
             return None
         pending = self.gate.pending
+        pairs = self.gate.offered(self.verifier.pairs())
+        if pairs:  # a range or a size: one of the pairs a shown sentence states
+            return prompts.command_grammar(self.names, pairs, self.verifier.profile.answer_type,
+                                           can_answer=bool(self.seen))
         candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None))
         keep = self.verifier.linked_items(pending[0]) if pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),

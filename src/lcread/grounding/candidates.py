@@ -109,6 +109,19 @@ class GroundedValues:
         return list(dict.fromkeys(out))[:24]
 
 
+    def pairs(self) -> list[str]:
+        """For a range or a size asked as a whole: the pairs of different values, in order, that one shown
+        sentence states side by side ("10, 7" from "10 inches x 7 inches", "1000, 59999" from "1000-59999"),
+        among the grounded values: the only two-value answers that can be verified."""
+        if self.profile.values < 2 or self.profile.kind != "lookup":
+            return []
+        grounded = set(self.candidates())
+        out = []
+        for s in self.log.sentences():
+            values = [v for v in dict.fromkeys(self._raw_values(s.text)) if v in grounded]
+            out += [f"{a}, {b}" for a, b in zip(values, values[1:])]
+        return list(dict.fromkeys(out))[:24]
+
     def _counts(self) -> list[str]:
         """What lcread can count: the sentences with the question's place or name (over the whole input when
         lcread can search it, else from a complete search shown), and those of them that also name what is
