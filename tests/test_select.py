@@ -156,3 +156,9 @@ def test_an_answer_before_reading_anything_is_sent_back(store):
     insisting = reader(ScriptedModel(['answer "42"'] * 4), store).run(QUESTION)
     assert not insisting.final and insisting.answer.startswith("No answer was found")
     assert insisting.reason == "grounding limit (3 answers before reading anything)"
+
+
+def test_a_best_answer_that_repeats_the_limit_is_no_answer(store):
+    model = ScriptedModel(["grep river -m 1", 'answer "The run has reached its step limit (1)."'])
+    result = reader(model, store, LoopConfig(max_steps=1)).run(QUESTION)
+    assert not result.final and result.answer == "No answer was found before the limit."

@@ -365,6 +365,8 @@ class CommandLoop:
                                    grammar=self.grammar and prompts.answer_only_grammar(self.grammar))
                 command = parse(reply.text)
                 answer = command.answer if command.name == "answer" else None
+                if answer and str(reason) in answer:  # the model repeated what it was told, not an answer
+                    answer = None
             except (ParseError, LimitReached):
                 pass
         if answer is None:
