@@ -1,3 +1,4 @@
+import gc
 import io
 import random
 
@@ -85,6 +86,15 @@ def test_folder_expands_to_text_files_with_unique_names(tmp_path, write):
     same = DocumentStore.open([str(tmp_path / "docs" / "a.txt"), str(tmp_path / "other" / "a.txt")])
     assert [d.name for d in same.docs] == ["a.txt", "a-2.txt"]
     assert same.get("./a-2.txt").path.name == "a.txt"
+
+
+def test_a_store_never_closed_leaves_no_spooled_file():
+    store = DocumentStore.open(["-"], stdin=io.BytesIO(b"line one\n"))
+    spooled = store.get("stdin").path
+    assert spooled.exists()
+    del store
+    gc.collect()
+    assert not spooled.exists()
 
 
 def test_stdin_is_spooled_and_removed_on_close():

@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
@@ -190,9 +191,10 @@ class DocumentStore:
     def __init__(self, docs: list[Document], spooled: list[Path] | None = None, warnings: list[str] | None = None):
         self.docs = docs
         self.by_name = {d.name: d for d in docs}
-        self._spooled = spooled or []
+        self._spooled = spooled if spooled is not None else []
         self.warnings = warnings or []
         """What the user should know about the inputs (skipped files, replaced bytes, converted encodings)."""
+        self._cleanup = weakref.finalize(self, _remove, self._spooled)  # a store never closed still leaves no files
 
     @classmethod
     def open(cls, inputs: list[str], stdin: BinaryIO | None = None, cache=None, progress=None) -> "DocumentStore":
@@ -274,9 +276,7 @@ class DocumentStore:
         return "\n".join([head] + [_row(d) for d in chosen]) if chosen else f"no page {number}: 1 to {self.pages()}"
 
     def close(self) -> None:
-        for p in self._spooled:
-            p.unlink(missing_ok=True)
-        self._spooled = []
+        self._cleanup()
 
     def __enter__(self) -> "DocumentStore":
         return self
@@ -323,6 +323,12 @@ def default_cache() -> ConvertCache:
         raise LcreadError(f"the conversion cache {folder} is a file, not a folder: point LCREAD_CONVERT_DIR at a "
                           "folder")
     return ConvertCache(folder, config.cache_bytes, config.max_expanded)
+
+
+def _remove(paths: list[Path]) -> None:
+    for p in paths:
+        p.unlink(missing_ok=True)
+    paths.clear()
 
 
 def _row(d: Document) -> str:
