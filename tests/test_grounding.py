@@ -397,6 +397,15 @@ def test_a_path_answer_needs_the_path_not_the_word():
     assert v.check("/sbin").ok
 
 
+def test_a_path_the_question_names_is_not_offered_as_an_answer():
+    log = EvidenceLog()
+    log.add([Shown("fhs.pdf", 682, 0, "Package files that are variable must be installed in /var/opt, not in /opt/."),
+             Shown("fhs.pdf", 683, 0, "Static files of a package go in /opt/<package> or /opt/<provider>.")])
+    v = Verifier(classify("Where should the variable files of a package installed in /opt go?"), log)
+    offered = v.candidates()
+    assert "/var/opt" in offered and not any(c.strip("/") == "opt" for c in offered)
+
+
 def test_zero_is_not_read_in_non_zero_nor_a_footnote_mark_as_a_value():
     log = EvidenceLog()
     log.add([Shown("b.pdf", 10, 0, "A command that ends with a non-zero status is reported as Done(status)."),
@@ -642,3 +651,42 @@ def test_a_range_or_a_size_is_offered_as_the_pairs_one_sentence_states(write):
     offered = model.calls[0]["grammar"].split("cmd-answer  ::=")[1].splitlines()[0]
     assert '"10, 7"' in offered and '"10, 10"' not in offered and '"7, 2"' not in offered
     assert result.answer == "10, 7" and result.verified
+
+
+MANUAL = """8.3.1 Readline Init File Syntax
+bell-style
+Controls what happens when Readline wants to ring the terminal bell. If set
+to 'none', Readline never rings the bell. The default is 'audible'.
+completion-query-items
+The number of possible completions that determines when the user is asked
+whether the list of possibilities should be displayed. The default limit is
+100 items.
+keyseq-timeout
+Specifies the duration Readline will wait for a character when reading an
+ambiguous key sequence (one that can form a complete key sequence using the
+input read so far). If no input is received within the timeout, Readline will
+use the shorter but complete key sequence. The value is specified in
+milliseconds, so a value of 1000 means that Readline will wait one second for
+additional input. If this variable is set to a value less than or equal to zero,
+Readline will wait until another key is pressed to decide which key
+sequence to complete. The default value is 500.
+mark-directories
+If set to 'on', completed directory names have a slash appended. The default
+is 'on'.
+"""
+
+
+@pytest.mark.parametrize("question", [
+    "What is the default keyseq-timeout?",
+    "How many milliseconds does Readline wait by default for more input when a key sequence is ambiguous?",
+])
+def test_an_entry_s_default_stated_at_its_end_is_found_and_verified(write, question):
+    filler = "".join(f"option-{i}\nA setting of the shell that does thing {i} when it is set to on.\n"
+                     f"The default is off.\n" for i in range(300))
+    store = DocumentStore.open([str(write("manual.txt", filler + MANUAL + filler))])
+    model = ScriptedModel(['answer "1000"', 'answer "500"'])
+    result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig()).run(question)
+    first = model.calls[0]["messages"][-1]["content"]
+    assert "sequence to complete. The default value is 500." in first  # the entry shown to its end
+    assert (result.answer, result.verified) == ("500", True)  # 1000 (the example) refused, 500 verified
+    assert any("The default value is 500." in c.quote for c in result.citations)

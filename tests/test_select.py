@@ -162,3 +162,29 @@ def test_a_best_answer_that_repeats_the_limit_is_no_answer(store):
     model = ScriptedModel(["grep river -m 1", 'answer "The run has reached its step limit (1)."'])
     result = reader(model, store, LoopConfig(max_steps=1)).run(QUESTION)
     assert not result.final and result.answer == "No answer was found before the limit."
+
+
+def test_an_answer_naming_a_constant_is_answered_with_its_value_and_both_lines_cited(write):
+    write("lib/sessions.py", "\n".join(f"def helper_{i}(x):\n    return x + {i}\n" for i in range(40)) +
+          "\nclass Session:\n    def __init__(self):\n        #: Maximum number of redirects allowed.\n"
+          "        self.max_redirects = DEFAULT_REDIRECT_LIMIT\n")
+    write("lib/models.py", "\n".join(f"OTHER_{i} = {i}" for i in range(50)) + "\nLIMIT_ALIAS = 30\n"
+          "DEFAULT_REDIRECT_LIMIT = LIMIT_ALIAS\n")
+    store = DocumentStore.open([str(write("lib/README", "a library\n").parent)])
+    model = ScriptedModel(['grep -F max_redirects', 'answer "DEFAULT_REDIRECT_LIMIT"'])
+    trace = MemoryTrace()
+    result = reader(model, store, trace=trace).run("What is the default value of max_redirects?")
+    assert (result.answer, result.verified) == ("30", True)
+    cited = {(c.doc, c.line) for c in result.citations}
+    assert ("lib/models.py", 51) in cited and any(doc == "lib/sessions.py" for doc, _ in cited)
+    assert [e["value"] for e in trace.of("constant_resolved")] == ["30"]
+
+
+def test_an_answer_naming_a_constant_stays_a_name_when_the_question_asks_for_one(write):
+    write("lib/sessions.py", "class Session:\n    def __init__(self):\n        self.max_redirects = DEFAULT_REDIRECT_LIMIT\n")
+    write("lib/models.py", "DEFAULT_REDIRECT_LIMIT = 30\n")
+    store = DocumentStore.open([str(write("lib/README", "a library\n").parent)])
+    model = ScriptedModel(['grep -F max_redirects', 'answer "DEFAULT_REDIRECT_LIMIT"'])
+    trace = MemoryTrace()
+    result = reader(model, store, trace=trace).run("Which constant sets the default max_redirects?")
+    assert (result.answer, result.verified) == ("DEFAULT_REDIRECT_LIMIT", True) and not trace.of("constant_resolved")

@@ -16,6 +16,8 @@ from lcread.grounding.evidence import norm
 from lcread.tools import Observation, parse
 from lcread.trace import Trace
 
+CONSTANT_HOPS = 3
+"""How many constants defined as another constant lcread follows to reach a literal value."""
 FOCUSED_MATCHES = 20
 """A check step's grep is worth running for the model when each word it greps has at most this many matches."""
 
@@ -75,6 +77,7 @@ class AnswerGate:
                 return Halted(StopReason(Stop.GROUNDING_LIMIT, f"{self.unread_answers} answers before reading "
                                                                "anything"))
             return SentBack(Observation(prompts.render("unread_answer", example=self.example)))
+        answer = self.constant_value(answer, step) or answer
         verdict = self.verifier.check(answer)
         if verdict.ok or verdict.settled or not self.config.sufficiency:
             return Accepted(answer, verdict)
@@ -100,6 +103,30 @@ class AnswerGate:
                 return decision
         return SentBack(Observation(prompts.render("unverified_answer", answer=answer, missing=verdict.missing,
                                                    ran=ran)))
+
+    def constant_value(self, answer: str, step: int) -> str | None:
+        """An answer that is only a constant's name (`DEFAULT_REDIRECT_LIMIT`) where the question does not ask for
+        a name: lcread looks up the definition itself (following a constant defined as another) and the answer is
+        the literal value; the definition, shown and kept as evidence, ties the value to the line that uses the
+        name. None when the answer is no such name or no literal is found."""
+        from lcread.grounding.question import NAME_ASK
+        from lcread.tools.definitions import CONSTANT_NAME, assigned_value
+
+        name = answer.strip().strip("\"'`").strip()
+        if not CONSTANT_NAME.fullmatch(name) or NAME_ASK.search(self.verifier.profile.question):
+            return None
+        for _ in range(CONSTANT_HOPS):
+            command = f"definition {name}"
+            output = self.run_check(command)
+            self.checks_run.add(command)
+            value = next((v for v in (assigned_value(p.text, name) for p in output.shown) if v), None)
+            if value is None:
+                return None
+            if not CONSTANT_NAME.fullmatch(value):
+                self.trace.event("constant_resolved", step=step, answer=answer, value=value)
+                return value
+            name = value
+        return None
 
     def recheck(self, step: int) -> Accepted | Halted | None:
         """A pending answer is accepted the moment the evidence shown since makes its predicate hold."""

@@ -7,10 +7,8 @@ from __future__ import annotations
 import re
 
 from lcread.grounding.evidence import has, norm
-from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, PATH, holds_value, prefix
+from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, PATH, holds_value, path_key, prefix
 from lcread.grounding.question import distinguishing_terms, stem
-
-
 
 
 ANSWER_LINES = 6
@@ -83,6 +81,7 @@ class GroundedValues:
             return []
         asked = set(re.split(r"[^a-z0-9]+", self.profile.question.lower()))
         terms = {norm(t) for t in self.profile.terms}
+        asked_paths = {path_key(m.group(0)) for m in PATH.finditer(self.profile.question)}
         out: list[str] = []
         if self.profile.kind == "list":
             pool = self._component()
@@ -100,8 +99,8 @@ class GroundedValues:
         for s in pool:
             if kind in ("number", "date"):
                 out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]
-            elif kind == "path":  # a directory or file the best sentences name: /var/tmp, ~/.bash_history
-                out += [m.group(0).rstrip(".,;:") for m in PATH.finditer(s.text)]
+            elif kind == "path":  # a directory or file the best sentences name (/var/tmp), not one the question does
+                out += [v for v in self._raw_values(s.text) if path_key(v) not in asked_paths]
             else:
                 out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
                         and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked

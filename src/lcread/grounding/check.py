@@ -12,9 +12,9 @@ import shlex
 from dataclasses import dataclass, field
 
 from lcread.grounding.candidates import GroundedValues
-from lcread.grounding.evidence import Citation, EvidenceLog, Sentence, cite, has, norm
-from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, PATH, holds_value, prefix
-from lcread.grounding.question import NAME_ASK, NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
+from lcread.grounding.evidence import ENTRY_LINES, Citation, EvidenceLog, Sentence, cite, has, norm
+from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, PATH, entry_name, holds_value, path_key, prefix
+from lcread.grounding.question import DEFAULT_STATED, NAME_ASK, NUMBER_WORDS, STOPWORDS, Profile, distinguishing_terms, stem
 from lcread.tools.evidence import Shown
 
 
@@ -38,6 +38,13 @@ class Verdict:
 
 COMPETING_SHARE = 0.85
 """Another sentence competes with the cited one when it matches the question at least this well, relative to it."""
+LEAD_SHARE, LEAD_CHARS = 0.5, 400
+"""A sentence matches the question by its own words and, at half weight, by the 400 characters before it in its
+paragraph or entry."""
+DEFAULT_BONUS = 1.5
+"""When the question asks for a default, a sentence that states one matches it this much better."""
+BRIDGE_HOPS = 3
+"""A chain links the answer's sentence to the question's names through at most this many sentences."""
 BEST_PASSAGES, BEST_SHARE = 3, 0.7
 """An answer to a question without names must sit in one of the 3 best passages, in a sentence scoring at least
 70% of the best one there (and the passage at least 70% of the best passage)."""
@@ -112,7 +119,7 @@ class Verifier(GroundedValues):
         log.add(self.occurrences(key))
         best = max((self._sentence_score(x) for x in self.log.sentences()
                     if any((x.doc, x.line) == (c.doc, c.line) for c in verdict.citations)), default=0.0)
-        have = {_path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self._main_atoms(atoms))
+        have = {path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self._main_atoms(atoms))
         quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
         for s in log.sentences():
             if (s.doc, s.line, s.text) in quoted:
@@ -233,11 +240,14 @@ class Verifier(GroundedValues):
         sentence that carries the question's names and states such a value ("/etc/opt" in a sentence on
         configuration files does not answer where variable files go, when a sentence on variable files says)."""
         kind = self.profile.answer_type
+        if self.default_after(s) is not None:
+            return False
         if kind not in ("number", "date", "path") or not self.profile.terms:
             return True  # questions naming nothing are held to it in _in_best_passage
         best = self._memo("best_carrying", lambda: max(
             (self._sentence_score(x) for x in self.log.sentences()
-             if holds_value(x.text, kind) and self._carries(x, bridges=False) is not None), default=0.0))
+             if holds_value(x.text, kind) and self._carries(x, bridges=False) is not None
+             and self.default_after(x) is None), default=0.0))
         return self._sentence_score(s) >= COMPETING_SHARE * best
 
     def _relates(self, atom: str, s: Sentence, links: list[Sentence]) -> bool:
@@ -249,9 +259,15 @@ class Verifier(GroundedValues):
             return False
         if p.answer_type == "number" and p.count_words:
             nouns = [stem(w) for w in p.count_words]
-            near = re.search(rf"(?<![\d.]){re.escape(atom)}(?![\d.])(?:\s+\S+){{0,3}}", s.norm)
+            near = re.search(rf"(?<![\d.]){re.escape(atom)}(?!\.?\d)(?:\s+\S+){{0,3}}", s.norm)
             before = s.norm[:near.start()][-40:] if near else ""
-            return near is not None and any(prefix(n, near.group(0) + " " + before) for n in nouns)
+            if near is not None and any(prefix(n, near.group(0) + " " + before) for n in nouns):
+                return True
+            # a sentence with one value and no name of its own takes its unit from its paragraph ("The value is
+            # specified in milliseconds ... The default value is 500.")
+            lead = norm(self.lead(s))
+            return near is not None and not self._entities(s) - {atom} and len(set(self._values(s.text))) == 1 and \
+                any(prefix(n, lead) for n in nouns)
         return True
 
     _choice = _lookup
@@ -429,31 +445,46 @@ class Verifier(GroundedValues):
             have = self._coverage(s)
             return [] if have >= need and have >= self._best_coverage() else None
         links: list[Sentence] = []
+        lead = None
         for term in p.terms:
             if has(s.context, term):
                 continue
-            link = self._bridge(s, term) if bridges else None
-            if link is None:
+            if lead is None:  # a sentence that names nothing of its own is about what its paragraph is about
+                lead = norm(self.lead(s)) if not self._entities(s) else ""
+            if has(lead, term):
+                continue
+            chain = self._bridge(s, term) if bridges else None
+            if chain is None:
                 return None
-            links.append(link)
+            links += [x for x in chain if x not in links]
         return links
 
-    def _bridge(self, s: Sentence, term: str) -> Sentence | None:
-        """A shown sentence that carries `term` and shares a (not boilerplate) name with `s`."""
+    def _bridge(self, s: Sentence, term: str) -> list[Sentence] | None:
+        """The shortest chain of shown sentences (at most BRIDGE_HOPS) from `s` to one that carries `term`,
+        each sharing a (not boilerplate) name with the one before: `self.max_redirects = DEFAULT_REDIRECT_LIMIT`,
+        `DEFAULT_REDIRECT_LIMIT = LIMIT_ALIAS`, `LIMIT_ALIAS = 30`."""
         def index() -> dict[str, list[Sentence]]:
             out: dict[str, list[Sentence]] = {}
             for x in self.log.sentences():
-                if has(x.context, term):
-                    for e in self._entities(x):
-                        if self._uses(e) <= MAX_BRIDGE_USES:
-                            out.setdefault(e, []).append(x)
+                for e in self._entities(x):
+                    if self._uses(e) <= MAX_BRIDGE_USES:
+                        out.setdefault(e, []).append(x)
             return out
 
-        by_name = self._memo(("bridges", term), index)
-        for e in self._entities(s):
-            other = next((x for x in by_name.get(e, []) if x is not s), None)
-            if other is not None:
-                return other
+        by_name = self._memo("by_name", index)
+        paths, visited = [[s]], {id(s)}
+        for _ in range(BRIDGE_HOPS):
+            following = []
+            for path in paths:
+                for e in self._entities(path[-1]):
+                    for other in by_name.get(e, []):
+                        if id(other) in visited:
+                            continue
+                        if has(other.context, term):
+                            return path[1:] + [other]
+                        visited.add(id(other))
+                        following.append(path + [other])
+            paths = following
         return None
 
     def _memo(self, key, compute):
@@ -486,14 +517,32 @@ class Verifier(GroundedValues):
         if not (score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self.whole_sentence(s))) >= 3):
             return False
         kind = self.profile.answer_type
+        if self.default_after(s) is not None:
+            return False
         if kind not in ("number", "date", "path"):
             return True
         # a value must come from the sentence stating such a value that matches the question best (or one about
         # as good): "/etc/opt" in a sentence on configuration does not answer where variable files go
         valued = self._memo("best_valued", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
-             if p.doc.name == x.doc and p.start <= x.line <= p.end and holds_value(x.text, kind)), default=0.0))
+             if p.doc.name == x.doc and p.start <= x.line <= p.end and holds_value(x.text, kind)
+             and self.default_after(x) is None), default=0.0))
         return score(s) >= COMPETING_SHARE * valued
+
+    def default_after(self, s: Sentence) -> Sentence | None:
+        """For a question about a default: a sentence further on in the same paragraph that states the default
+        (with a value of the kind asked), when this one does not: "a value of 1000 means one second" is an
+        example, "The default value is 500." answers."""
+        if not self.profile.default or DEFAULT_STATED.search(self.whole_sentence(s)):
+            return None
+        kind = self.profile.answer_type
+        mine = norm(self.whole_sentence(s))[:60]
+        for x in self.log.sentences():
+            if x.doc == s.doc and (x.line, x.start) > (s.line, s.start) and x.line <= s.line + ENTRY_LINES and \
+                    DEFAULT_STATED.search(self.whole_sentence(x)) and \
+                    (kind not in ("number", "date", "path") or holds_value(x.text, kind)) and mine in norm(self.lead(x)):
+                return x
+        return None
 
     def _best_search(self):
         if not hasattr(self, "_best_found"):  # one ranked search per run: it depends on the question alone
@@ -511,7 +560,30 @@ class Verifier(GroundedValues):
         ranker = self._memo("ranker", lambda: Ranker(found.terms))
         whole = self.whole_sentence(s)
         asked = norm(self.profile.question).rstrip("?")
-        return 0.0 if asked and asked in norm(whole) else ranker.score(whole)
+        if asked and asked in norm(whole):
+            return 0.0
+        score = ranker.score(whole) + LEAD_SHARE * ranker.score(" ".join(filter(None, [s.title, self.lead(s)])))
+        return score * DEFAULT_BONUS if self.profile.default and DEFAULT_STATED.search(whole) else score
+
+    def lead(self, s: Sentence) -> str:
+        """What comes before a sentence in its paragraph, as shown (up to LEAD_CHARS): the sentences before it on
+        its line and, where the text is wrapped (a PDF's lines: the line before ends mid-sentence, or this one
+        goes on in lower case), the lines before, back to where a paragraph or an entry begins. "The default value
+        is 500." is about the wait for more input its paragraph began with."""
+        from lcread.tools.definitions import is_code
+
+        lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
+        own = lines.get((s.doc, s.line))
+        out = [own[:s.start]] if own is not None and s.start > 0 else []
+        head, n = (own or s.text), s.line - 1
+        while not is_code(s.doc) and sum(map(len, out)) < LEAD_CHARS:
+            text = lines.get((s.doc, n))
+            if text is None or not text.strip() or entry_name(text) or \
+                    text.rstrip().endswith((".", "!", "?", ":")) and not head.lstrip()[:1].islower():
+                break
+            out.insert(0, text)
+            head, n = text, n - 1
+        return " ".join(out)[-LEAD_CHARS:]
 
     def answer_lines(self, refused: set[str], top: int = 4) -> list[Sentence]:
         """The shown sentences that match the question best and hold a value of the kind asked for that no
@@ -527,11 +599,12 @@ class Verifier(GroundedValues):
             score = self._sentence_score(s)
             if score > 0:
                 scored.append((score, s))
-        scored.sort(key=lambda x: -x[0])
+        scored.sort(key=lambda x: (self.default_after(x[1]) is not None, -x[0]))  # a default stated first
         seen, out = set(), []
-        for _, s in scored:
-            if (s.doc, s.line) not in seen:
-                seen.add((s.doc, s.line))
+        for _, s in scored:  # a sentence across a line break is one sentence, shown once
+            whole = (s.doc, norm(self.whole_sentence(s)))
+            if (s.doc, s.line) not in seen and whole not in seen:
+                seen |= {(s.doc, s.line), whole}
                 out.append(s)
         return out[:top]
 
@@ -610,7 +683,7 @@ class Verifier(GroundedValues):
         if self.profile.answer_type == "date":
             return [m.group(0) for m in DATE.finditer(text)]
         if self.profile.answer_type == "path":
-            return [_path_key(v) for v in self._raw_values(text)]
+            return [path_key(v) for v in self._raw_values(text)]
         return [str(NUMBER_WORDS[v.lower()]) if v.lower() in NUMBER_WORDS else _THOUSANDS(v)
                 for v in self._raw_values(text)]
 
@@ -697,18 +770,14 @@ def _holds(text: str, atom: str) -> bool:
     """Whether the text holds the atom: a path as a path (the word "boot" is not /boot), a small number also
     as a word ("at least two characters", but not the "zero" of "non-zero")."""
     if "/" in atom and re.search(r"[a-z_~]", atom, re.I):
-        want = _path_key(atom)
-        return any(_path_key(m.group(0)) == want for m in PATH.finditer(text))
+        want = path_key(atom)
+        return any(path_key(m.group(0)) == want for m in PATH.finditer(text))
     if re.fullmatch(r"[\d.,]+", atom):  # a number whole: 2.28 is not in 2.28.1
         held = re.search(rf"(?<![\w.]){re.escape(norm(atom))}(?!\.?\d)", text) is not None
     else:
         held = has(text, atom)
     return held or atom in _SPELLED and \
         re.search(rf"(?<![\w-]){_SPELLED[atom]}(?![\w-])", text, re.I) is not None
-
-
-def _path_key(path: str) -> str:
-    return path.lower().rstrip(".,;:").strip("/")
 
 
 def _only_a_reference(sentence: str, atom: str) -> bool:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from lcread.grounding.patterns import entry_name
 from lcread.tools.evidence import Search, Shown
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -103,8 +104,7 @@ class EvidenceLog:
             for p in self.pieces:
                 if p.kind == "heading":
                     continue
-                title = lines.get((p.doc, p.line - 1))
-                title = title.strip() if title and _is_title(title) else None
+                title = _title_above(lines, p.doc, p.line)
                 section = p.section[1] if p.section else None
                 offset = p.start
                 for part in _SENTENCE_END.split(p.text):
@@ -142,6 +142,24 @@ class EvidenceLog:
             if p.doc == doc and p.line == line and q in " ".join(p.text.split()):
                 return Citation(doc, line, at, at + len(q), q)
         return None
+
+
+ENTRY_LINES = 10
+"""How far above a sentence lcread looks, through shown lines of one paragraph, for the name of its entry."""
+
+
+def _title_above(lines: dict, doc: str, line: int) -> str | None:
+    """The title a line sits under: the name the entry holding the line begins with (`keyseq-timeout`, a few
+    shown lines up with no blank line between), else the line just above when it reads as a title."""
+    for n in range(line - 1, max(0, line - 1 - ENTRY_LINES), -1):
+        text = lines.get((doc, n))
+        if text is None or not text.strip():
+            break
+        if entry_name(text):
+            return text.strip()
+    above, own = lines.get((doc, line - 1)), lines.get((doc, line), "")
+    wrapped = own.lstrip()[:1].islower()  # the line goes on from the one above: that one is no title
+    return above.strip() if above and _is_title(above) and not wrapped else None
 
 
 def _is_title(line: str) -> bool:

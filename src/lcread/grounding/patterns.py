@@ -37,3 +37,17 @@ def holds_value(text: str, kind: str) -> bool:
     if kind == "path":
         return PATH.search(text) is not None
     return False
+
+
+def path_key(path: str) -> str:
+    """A path as compared: case and surrounding slashes and punctuation aside (/var/opt/ is /var/opt)."""
+    return path.lower().rstrip(".,;:").strip("/")
+
+
+def entry_name(line: str) -> bool:
+    """A short line without closing punctuation: a heading, or the name an entry of a manual begins with
+    (`keyseq-timeout`, `mark-directories`): where a paragraph or an entry starts."""
+    t = line.strip()
+    letters = sum(c.isalpha() for c in t)
+    return 0 < len(t) <= 40 and len(t.split()) <= 4 and not t.endswith((".", ",", ";", ":", ")", "!", "?")) \
+        and t[:1].isalnum() and letters >= len(t.replace(" ", "")) / 2

@@ -24,14 +24,15 @@ _MONTHS = ("january february march april may june july august september october 
 _NUMBER_ASK = re.compile(
     r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
     r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
-    r"capacity|population|length|width|height|weight|temperature|speed|duration|range|ranges|uid|gid|id)\b", re.I)
+    r"capacity|population|length|width|height|weight|temperature|speed|duration|timeout|delay|interval|threshold|retries|"
+    r"range|ranges|uid|gid|id)\b", re.I)
 _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits|seconds|milliseconds|microseconds|"
                        r"minutes|hours|days|weeks|months|years|characters|chars|lines|pixels|points|inches|centimeters|"
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
                        r"\bhow (long|large|big|wide|tall|high|deep|heavy|fast|many|much)\b", re.I)
 """A number asked for by its unit ("the longest line, in bytes"), whatever the rest of the question says."""
 NAME_ASK = re.compile(r"\b(?:the name of|what (?:is|was) (?:it|they) called|(?:which|what) (?:tool|command|program|"
-                       r"utility|package|function|method|class|module|option|flag|variable|group|user name|file name|"
+                       r"utility|package|function|method|class|module|option|flag|variable|constant|attribute|field|group|user name|file name|"
                        r"library|application|script|service|daemon)s?|whose)\b", re.I)
 """A question asking for a name, whatever numbers it mentions ("the name of the group whose gid ..."): a bare
 number cannot answer it ("which tool" is not "999")."""
@@ -44,6 +45,14 @@ _PAIR_ASK = re.compile(r"\b(?:range|ranges|dimensions?|how (?:big|large)|wide an
 """A number asked for as a pair: a range (1000-59999), a size as a whole (10 inches x 7 inches, 79 by 24); "the
 pool size" (a count or bytes: pool, chunk, buffer, block, file...) names one number, "the size of the output"
 two."""
+_DEFAULT_ASK = re.compile(r"\bdefault(?:s|ed)?\b|\bunless (?:told|set|specified|given|configured|changed|stated|"
+                          r"otherwise)\b|\b(?:when|if) (?:no|none|nothing)\b[^?]*\b(?:given|set|specified|passed|"
+                          r"provided|configured)\b|\bout of the box\b|\binitial(?:ly)? value\b", re.I)
+"""A question about a default value: "by default", "unless told otherwise", "when no chunk size is given"."""
+DEFAULT_STATED = re.compile(r"\bdefaults?\b|\bdefaulted\b|\binitial(?:ly)?\b|\bunless\b|"
+                            r"^\s*(?:async\s+)?def\s+\w+\s*\(.*\b\w+\s*=\s*[^=,)\s]", re.I)
+"""A sentence stating a default: in prose ("The default value is 500", "initially"), in a Python signature
+(`def iter_content(self, chunk_size=1)`: a keyword argument's value is its default)."""
 _PATH_ASK = re.compile(r"\b(which|what|in which|in what|into which)\s+(directory|directories|folder|folders|file|files|"
                        r"path|paths|location)\b|\bwhere\b.*\b(locat|stor|sav|kept|keep|plac|install|put|go|goes|"
                        r"live|lives|found|written|write)\w*", re.I)
@@ -95,6 +104,8 @@ class Profile:
     """For kind 'count': the words of what is counted ("gale warnings")."""
     values: int = 1
     """How many values one answer states: 2 for a range or a size asked for as a whole."""
+    default: bool = False
+    """The question asks for a default (the value when nothing is set): a sentence that says it states one."""
 
 
 def classify(question: str, options: list[tuple[str, str]] | None = None) -> Profile:
@@ -136,6 +147,7 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
             profile.kind = "list"
     if profile.kind == "lookup" and profile.answer_type == "number" and _PAIR_ASK.search(q) and not _BOUND.search(q):
         profile.values = 2
+    profile.default = bool(_DEFAULT_ASK.search(q))
     return profile
 
 

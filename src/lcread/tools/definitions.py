@@ -56,6 +56,27 @@ def constants_used(line: str) -> list[str]:
             and not re.match(rf"^\s*#\s*define\s+{re.escape(n)}\b", line)]
 
 
+CONSTANT_NAME = re.compile(r"_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|_[A-Z][A-Z0-9]{2,}")
+_LITERAL = re.compile(r"""-?\d[\d_]*(?:\.\d+)?(?:\s*(?:\*\*|[*+-])\s*\d[\d_]*(?:\.\d+)?)*|"[^"\\]*"|'[^'\\]*'""")
+
+
+def assigned_value(line: str, name: str) -> str | None:
+    """What a line defining a constant gives it: a literal (`30`, `2 ** 16`, `"python-requests"`, unquoted),
+    another constant's name (to follow), or None when the line is no such definition or the value is
+    computed (a call, an expression of other names)."""
+    n = re.escape(name)
+    m = re.match(rf"^\s*(?:self\.)?{n}\s*(?::[^=\n]{{1,80}})?=(?!=)\s*(.+?)\s*(?:#.*)?;?$", line) or \
+        re.match(rf"^\s*#\s*define\s+{n}\s+\(?(.+?)\)?\s*(?://.*|/\*.*)?$", line) or \
+        re.match(rf"^\s*(?:export\s+)?(?:pub\s+)?(?:const|static|final|let|var)\s+(?:mut\s+)?{n}\b[^=]*=\s*(.+?);?\s*$",
+                 line)
+    if m is None:
+        return None
+    value = m.group(1).strip().rstrip(";").strip()
+    if _LITERAL.fullmatch(value):
+        return value.strip("'\"") if value[:1] in "'\"" else value
+    return value if CONSTANT_NAME.fullmatch(value) else None
+
+
 CODE_SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".cpp", ".hpp", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".go",
                  ".rs", ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".lua", ".sh")
 

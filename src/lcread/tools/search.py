@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from lcread.grounding.patterns import holds_value
+from lcread.grounding.patterns import entry_name, holds_value
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, rg_stream
 
@@ -41,6 +41,8 @@ WINDOW = 300
 PASSAGE = 500
 """Characters a passage grows to around its best line."""
 TOP = 5
+ITEM_PASSAGES, ITEM_MORE = 1, 500
+"""The best passage goes on to the end of their paragraph or entry, by up to 500 more characters."""
 """Passages shown (by the search command and lcread's own first step)."""
 K1, B = 1.2, 0.75
 VALUE_BONUS = 1.5
@@ -49,6 +51,7 @@ scores this much more: the passage that answers states the value (answer-type fi
 systems rank passages)."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+)*")
+_COMPOUND = re.compile(r"[A-Za-z][A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ASKING = set("""what which who whom whose when where why how does do did is are was were can could would should will
 shall may might must much many least most""".split())
@@ -168,7 +171,7 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
             words.append(low)
         else:
             words.append("")
-        if is_identifier(token):
+        if is_identifier(token) or _COMPOUND.fullmatch(token):  # a hyphenated name whole too: keyseq-timeout
             for name in {token, *(p for p in token.split(".") if is_identifier(p))}:
                 add(name.lower().strip("_"), {name.lower().strip("_")}, whole=True)
         for part in split_identifier(token) if re.search(r"[A-Za-z]", token) else [token]:
@@ -189,7 +192,7 @@ def text_terms(text: str, index: dict[str, str]) -> list[str]:
         token = match.group(0).strip(".'-")
         low = token.lower()
         hit = index.get(low)
-        if hit is None and (is_identifier(token) or "_" in token):
+        if hit is None and (is_identifier(token) or "_" in token or "-" in token):  # keyseq-timeout: keyseq, timeout
             parts = split_identifier(token)
             if low in index:
                 out.append(index[low])
@@ -342,6 +345,8 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     ranker = Ranker(terms, query=query if len(query.split()) >= 4 else "")
     spots, candidates = _candidates(docs, looked, ranker, timeout)
     passages = _passages(spots, ranker, sections, kind)
+    for passage in passages[:ITEM_PASSAGES]:
+        _to_item_end(passage)
     text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
     return SearchResult(text, shown, passages[:top], candidates, terms)
 
@@ -416,6 +421,24 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
             continue
         out.append(passage)
     return sorted(out, key=lambda p: -p.score)
+
+
+def _to_item_end(passage: Passage) -> None:
+    """The best passages go on to the end of their paragraph or item, up to ITEM_MORE more characters: an
+    entry of a manual names its subject on top and often states its default last ("keyseq-timeout ...
+    The default value is 500."), beyond a window around the match. A blank line, a page mark or a short line
+    without a full stop (the next entry's name) ends it."""
+    if passage.chars:
+        return
+    doc, added = passage.doc, 0
+    for row in doc.read_lines(passage.end + 1, min(doc.lines, passage.end + 12), max_bytes=ITEM_MORE * 2):
+        text = row.text
+        if not text.strip() or text.startswith("[page ") or entry_name(text) or added + len(text) > ITEM_MORE:
+            break
+        passage.lines.append((row.number, text))
+        passage.text += "\n" + text
+        passage.end = row.number
+        added += len(text) + 1
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
