@@ -424,6 +424,17 @@ def test_a_second_path_the_question_also_matches_keeps_a_path_unverified(write):
     assert not verdict.ok and "bash_history" in verdict.missing
 
 
+def test_an_open_question_answered_with_a_path_meets_competing_paths(write):
+    text = "Shell variables.\nHISTFILE\nThe name of the file in which command history is saved. The default value " \
+           "is ~/.bash_history.\n" + "Filler about other things.\n" * 40 + "POSIX mode.\nIn posix mode the default " \
+           "value of HISTFILE is ~/.sh_history.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("bash.txt", text))]))
+    v, log = gate(tools, "What is the default value of HISTFILE?")
+    log.add(tools.run(parse("read bash.txt 45 46")).shown)
+    verdict = v.check("~/.sh_history")
+    assert v.profile.answer_type == "text" and not verdict.ok and "bash_history" in verdict.missing
+
+
 # --- what lcread shows after an answer to a question naming nothing is sent back --------------------------
 
 def test_a_refused_answer_is_not_offered_again_and_the_best_lines_are_shown(write):

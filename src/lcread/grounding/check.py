@@ -7,9 +7,10 @@ on those sentences. A failed check says what is missing and names the command th
 
 from __future__ import annotations
 
+import copy
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lcread.grounding.candidates import GroundedValues
 from lcread.grounding.evidence import ENTRY_LINES, Citation, EvidenceLog, Sentence, cite, has, norm
@@ -101,7 +102,19 @@ class Verifier(GroundedValues):
         if verdict.ok and verdict.applies and p.answer_type in ("number", "date", "path") and \
                 p.kind in ("lookup", "parts"):
             return self._competing(atoms, verdict)
+        shape = value_shape(answer)
+        if verdict.ok and verdict.applies and p.answer_type == "text" and p.kind == "lookup" and shape:
+            # an open question ("the default value of HISTFILE") answered with a path or a number: other values
+            # of that shape in sentences matching the question as well compete all the same
+            return self._as_kind(shape)._competing(self._as_kind(shape).atoms(answer), verdict)
         return verdict
+
+    def _as_kind(self, kind: str) -> "Verifier":
+        """This verifier, reading answers and evidence as values of `kind`."""
+        other = copy.copy(self)
+        other.profile = replace(self.profile, answer_type=kind)
+        other._memo_version = None
+        return other
 
     def _competing(self, atoms: list[str], verdict: Verdict) -> Verdict:
         """Competing evidence, whatever the question's words: lcread searches the whole input for
@@ -764,6 +777,14 @@ def _distinctive(answer: str) -> bool:
 _SPELLED = {str(n): w for w, n in NUMBER_WORDS.items()}
 _VALUE = re.compile(NUMBER.pattern + r"|\b(?:" + "|".join(w for w in NUMBER_WORDS if w not in ("zero", "one")) + r")\b",
                     re.I)  # "one" is mostly a pronoun ("the one that"), "zero" an adjective
+
+
+def value_shape(answer: str) -> str | None:
+    """What an answer is when it is one value: a path (~/.sh_history, /var/opt), a number (30, 2.28.1), or None."""
+    a = answer.strip().strip("\"'`").rstrip(".")
+    if PATH.fullmatch(a) and ("/" in a) and re.search(r"[a-z]", a, re.I):
+        return "path"
+    return "number" if NUMBER.fullmatch(a) else None
 
 
 def _holds(text: str, atom: str) -> bool:

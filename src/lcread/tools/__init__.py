@@ -60,7 +60,21 @@ class ToolRunner:
         if len(docs) <= OCCURRENCE_SECTIONS:  # with their headings, as grep -p shows them: a line under "/var/opt"
             pieces = [replace(s, section=s.section or self.sections(self.store.get(s.doc)).enclosing(s.line))
                       for s in pieces]
-        return pieces
+        return pieces + self._entries(pieces)
+
+    def _entries(self, pieces: list[Shown]) -> list[Shown]:
+        """The text of the entries the term names (a line that is only `HISTFILE` heads what is said of it, on
+        the lines below, to a blank line or the next entry's name)."""
+        from lcread.grounding.evidence import ENTRY_LINES
+        from lcread.grounding.patterns import entry_name
+
+        out: list[Shown] = []
+        for head in [p for p in pieces if p.start == 0 and entry_name(p.text)][:OCCURRENCE_SECTIONS]:
+            for row in self.store.get(head.doc).read_lines(head.line + 1, head.line + ENTRY_LINES):
+                if not row.text.strip() or entry_name(row.text):
+                    break
+                out.append(Shown(head.doc, row.number, 0, row.text, kind="context", section=head.section))
+        return out
 
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
