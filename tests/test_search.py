@@ -224,3 +224,23 @@ def test_a_passage_holding_a_value_of_the_asked_kind_ranks_first(write):
     # and after the passages, the sentence that matches the question best among those stating a number
     best = first.split("match the question best and hold a number:")[1]
     assert best.strip().startswith("t.txt:599: The ferry to the island takes 40 minutes.")
+
+
+def test_a_question_s_words_bring_in_the_words_documents_use_for_the_same_thing(write):
+    paragraphs = [[f"Entry {i}: a package of goods holds many names and labels of characters.",
+                   f"Entry {i}: the command ran and its exit was printed with a code on the screen.",
+                   f"Entry {i}: a plot of the data appears in the window at a given scale."][i % 3] for i in range(200)]
+    paragraphs[120] = "Names of packages need at least two letters."  # minimum: at least
+    paragraphs[150] = "When a command is not found, the shell exits with status 127."  # doesn't exist, exit code
+    paragraphs[170] = "By default a plot is 10 inches wide and 7 inches high."  # unless given: default; how big
+    tools = ToolRunner(DocumentStore.open([str(write("policy.txt", "\n\n".join(paragraphs) + "\n"))]))
+    first = lambda q: tools.ranked(q, top=1).passages[0].start  # noqa: E731
+    assert first("What is the minimum number of characters in a package name?") == 241
+    assert first("If I run a command that doesn't exist, which exit code will I get?") == 301
+    assert first("How big is a plot unless a size is given?") == 341
+
+
+def test_related_words_count_less_than_the_question_s_own():
+    terms = {t.key: t for t in query_terms("What is the minimum length of a name?", STOPWORDS)}
+    assert terms["minimum"].related is False and terms["less"].related is True
+    assert "unless" not in {t.key for t in query_terms("How wide is the plot unless told otherwise?", STOPWORDS)}

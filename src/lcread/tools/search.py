@@ -56,7 +56,34 @@ _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ASKING = set("""what which who whom whose when where why how does do did is are was were can could would should will
 shall may might must much many least most""".split())
 _HOW = re.compile(r"\bhow\s+(long|big|large|far|often|old|wide|tall|high|deep|fast)\b", re.I)
-"""The asking phrase of "how long must ...": its adjective names the kind of answer, not the document's words."""
+"""The asking phrase of "how long must ...": its adjective names the kind of answer, not the document's words;
+the noun a document uses for it ("how big": size) is looked for as a related word."""
+_HOW_NOUN = {"long": "length long", "big": "size", "large": "size", "far": "distance", "often": "frequency interval",
+             "old": "age", "wide": "width", "tall": "height", "high": "height", "deep": "depth", "fast": "speed rate"}
+RELATED = {
+    "minimum": "least min smallest lowest fewest", "min": "minimum least", "least": "minimum",
+    "maximum": "most max largest highest longest limit", "max": "maximum limit", "most": "maximum",
+    "largest": "maximum max", "biggest": "maximum largest", "smallest": "minimum", "longest": "maximum",
+    "limit": "maximum max", "default": "defaults initially", "initial": "default initially",
+    "size": "length", "length": "size long", "location": "directory path", "directory": "folder path",
+    "folder": "directory", "path": "directory location", "exist": "found", "missing": "found",
+    "code": "status", "status": "code", "delete": "remove", "remove": "delete", "start": "begin launch",
+    "stop": "terminate end", "error": "failure fail", "fail": "error failure", "save": "store write keep",
+    "store": "save keep", "keep": "store save", "create": "make", "run": "execute", "execute": "run",
+    "show": "display print", "display": "show print", "print": "display show", "os": "operating system",
+    "config": "configuration", "configuration": "config", "dir": "directory", "doc": "documentation",
+    "user": "account", "account": "user", "id": "identifier", "uid": "user id", "gid": "group id",
+    "timeout": "wait", "wait": "timeout", "version": "release", "release": "version", "program": "binary command",
+    "command": "program", "width": "wide", "height": "high tall",
+}
+"""Words that name the same thing in questions and in documents ("minimum" and "at least", "exit code" and
+"exit status", "doesn't exist" and "not found"): a query's word brings its related words in as terms of lower
+weight (RELATED_WEIGHT). General vocabulary of manuals and code, not of any one document."""
+RELATED_WEIGHT = 0.5
+DEFAULT_PHRASE = re.compile(r"\bunless (?:told|set|specified|given|configured|changed|stated|otherwise)\b|"
+                            r"\b(?:when|if) (?:no|none|nothing)\b|\bout of the box\b|\bunless\b", re.I)
+"""How a question asks for a default without the word: the document says "default"."""
+_ASKS_DEFAULT = re.compile(r"\b(?:unless|otherwise|told|given|specified|provided|passed)\b", re.I)
 
 
 @functools.lru_cache(maxsize=1)
@@ -143,6 +170,8 @@ class Term:
     """An identifier matched as a whole (it also contributes its parts as terms)."""
     joined: bool = False
     """Two adjacent words of the query written as one ("pool size" as POOLSIZE): a guess, often found nowhere."""
+    related: bool = False
+    """A word related to one of the query's (RELATED): it counts at RELATED_WEIGHT."""
     idf: float = 1.0
     share: float = 0.0
     """Estimated share of units that hold the term."""
@@ -151,6 +180,10 @@ class Term:
 def query_terms(text: str, stopwords: set[str]) -> list[Term]:
     """The terms of a query: content words by lemma, identifiers whole and by part, numbers as they are."""
     terms: dict[str, Term] = {}
+    related = [_HOW_NOUN[m.group(1).lower()] for m in _HOW.finditer(text)]
+    if DEFAULT_PHRASE.search(text):  # "unless a size is given": the words ask for a default, the document says so
+        related.append("default")
+        text = _ASKS_DEFAULT.sub(" ", text)
     text = _HOW.sub("how", text)
 
     def add(key: str, forms: set[str], whole: bool = False, joined: bool = False) -> None:
@@ -181,6 +214,10 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
                 add(part, {part})
             else:
                 add(lemma(part), forms_of(part))
+                related += [RELATED.get(part.lower(), ""), RELATED.get(lemma(part), "")]
+    for word in " ".join(related).split():
+        if lemma(word) not in terms and word not in stopwords:
+            terms[lemma(word)] = Term(lemma(word), forms_of(word), related=True)
     return list(terms.values())
 
 
@@ -268,6 +305,8 @@ def estimate_weights(docs, terms: list[Term]) -> None:
         t.idf = math.log(1 + (1 - share + 0.5 / n) / (share + 0.5 / n))
         if t.whole:
             t.idf *= 1.5  # an identifier named whole is the most telling term there is
+        if t.related:
+            t.idf *= RELATED_WEIGHT
 
 
 def _sample(docs):
