@@ -188,3 +188,17 @@ def test_an_answer_naming_a_constant_stays_a_name_when_the_question_asks_for_one
     trace = MemoryTrace()
     result = reader(model, store, trace=trace).run("Which constant sets the default max_redirects?")
     assert (result.answer, result.verified) == ("DEFAULT_REDIRECT_LIMIT", True) and not trace.of("constant_resolved")
+
+
+def test_after_a_refused_name_the_grammar_offers_the_names_and_quoted_values_of_the_best_lines(write):
+    body = "\n".join(f"def helper_{i}(value):\n    return value + {i}\n" for i in range(60))
+    write("lib/utils.py", body + '\n\ndef default_user_agent(name="python-requests"):\n'
+          '    """Return a string representing the default user agent."""\n    return f"{name}/2.28"\n')
+    store = DocumentStore.open([str(write("lib/README", "a library\n").parent)])
+    model = ScriptedModel(['answer "default_user_agent"', 'answer "python-requests"'])
+    model.supports_grammar = True
+    result = reader(model, store, first_step=True).run(
+        "What product name does the library use in its default User-Agent header?")
+    offered = model.calls[1]["grammar"].split("cmd-answer  ::=")[1].splitlines()[0]
+    assert '"python-requests"' in offered and '"default_user_agent"' not in offered
+    assert (result.answer, result.verified) == ("python-requests", True)

@@ -11,6 +11,7 @@ from lcread.grounding.patterns import LABEL, MAX_BRIDGE_USES, NUMBER, PATH, hold
 from lcread.grounding.question import distinguishing_terms, stem
 
 
+_QUOTED_VALUE = re.compile(r"\"([^\"\n]{2,40})\"|'([^'\n]{2,40})'|[‘“]([^’”\n]{2,40})[’”]")
 ANSWER_LINES = 6
 """Shown lines whose values an answer may take before any line carries the question's names."""
 
@@ -92,6 +93,8 @@ class GroundedValues:
         if kind in ("number", "date", "path") and not any(self._raw_values(s.text) for s in pool):
             # nothing grounded yet: the values of the shown lines that match the question best, else of any
             pool = self.answer_lines(set(), top=ANSWER_LINES) or self.log.sentences()
+        elif kind not in ("number", "date", "path") and not any(self._names(s, asked, terms, len(pool)) for s in pool):
+            pool = self.answer_lines(set(), top=ANSWER_LINES)  # no line carries the question: the best ones
         elif kind in ("number", "date", "path") and self.profile.kind == "lookup" and len(pool) > ANSWER_LINES:
             # many lines carry the question's names: offer the values of those that match the question best
             valued = sorted((s for s in pool if holds_value(s.text, kind)), key=self._sentence_score, reverse=True)
@@ -102,10 +105,17 @@ class GroundedValues:
             elif kind == "path":  # a directory or file the best sentences name (/var/tmp), not one the question does
                 out += [v for v in self._raw_values(s.text) if path_key(v) not in asked_paths]
             else:
-                out += [e for e in distinguishing_terms(s.text, [], whole=True) if norm(e) not in terms
-                        and not NUMBER.fullmatch(e) and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
-                        and '"' not in e and self._uses(e) <= max(MAX_BRIDGE_USES, 2 * len(pool) // 3)]
+                out += self._names(s, asked, terms, len(pool))
         return list(dict.fromkeys(out))[:24]
+
+    def _names(self, s, asked: set[str], terms: set[str], pool: int) -> list[str]:
+        """The names and quoted values a sentence states (`python-requests` in `name="python-requests"`), less
+        those made of the question's own words and those on many lines (boilerplate)."""
+        quoted = [a or b or c for a, b, c in _QUOTED_VALUE.findall(s.text)]
+        names = [e for e in distinguishing_terms(s.text, [], whole=True) if '"' not in e]
+        return [e for e in dict.fromkeys(quoted + names) if norm(e) not in terms and not NUMBER.fullmatch(e)
+                and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
+                and self._uses(e) <= max(MAX_BRIDGE_USES, 2 * pool // 3)]
 
 
     def pairs(self) -> list[str]:

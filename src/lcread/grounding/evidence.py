@@ -4,6 +4,7 @@ construction; a quote the model writes is checked against the document and the s
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,7 +27,15 @@ def has(haystack_norm: str, needle: str) -> bool:
     n = norm(needle)
     if not n:
         return False
-    return re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", haystack_norm) is not None
+    return re.search(_joined(n), haystack_norm) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _joined(n: str) -> str:
+    """The needle as a whole word, its parts joined by a hyphen, an underscore or a space alike (User-Agent,
+    user_agent, user agent)."""
+    parts = re.split(r"(?<=[a-z0-9])[-_ ](?=[a-z0-9])", n)
+    return rf"(?<![a-z0-9])" + r"[-_ ]".join(re.escape(p) for p in parts) + r"(?![a-z0-9])"
 
 
 @dataclass(frozen=True)
