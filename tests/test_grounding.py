@@ -701,3 +701,15 @@ def test_an_entry_s_default_stated_at_its_end_is_found_and_verified(write, quest
     assert "sequence to complete. The default value is 500." in first  # the entry shown to its end
     assert (result.answer, result.verified) == ("500", True)  # 1000 (the example) refused, 500 verified
     assert any("The default value is 500." in c.quote for c in result.citations)
+
+
+def test_yes_or_no_is_verified_by_what_the_best_matching_line_says(write):
+    text = "The /bin directory.\nThere must be no subdirectories in /bin.\nFiller about /usr and /var.\n" \
+           "The /opt directory may hold subdirectories for each package.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("fhs.txt", text))]))
+    v, log = gate(tools, "May /bin contain subdirectories?")
+    log.add(tools.run(parse("grep -F /bin")).shown)
+    assert v.profile.kind == "yesno"
+    refused = v.check("yes")
+    assert not refused.ok and "reads as 'no'" in refused.missing
+    assert v.check("no, there must be none").ok

@@ -89,7 +89,7 @@ class Verifier(GroundedValues):
         found = {a: [s for s in self.log.sentences() if _holds(s.context if p.kind == "where" else s.norm, a)
                      and (p.kind == "page" or not _only_a_reference(s.norm, a))] for a in atoms}
         absent = [a for a, where in found.items() if not where]
-        if absent and p.kind not in ("where", "count", "page"):
+        if absent and p.kind not in ("where", "count", "page", "yesno"):
             unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
             return Verdict(False, missing=f"no output shown so far contains {absent[0]!r}",
                            step=_grep(unsearched[0] if unsearched else absent[0]))
@@ -286,11 +286,17 @@ class Verifier(GroundedValues):
     _choice = _lookup
 
     def _yesno(self, answer, atoms, found) -> Verdict:
-        for s in self.log.sentences():
-            links = self._carries(s)
-            if links is not None and (self.profile.terms or self.profile.keywords):
-                return Verdict(True, [cite(x) for x in [s, *links]])
-        return Verdict(False, missing="no shown line carries the question's terms", step=self._term_step())
+        """Yes or no, as the shown sentence that carries the question's terms and matches it best says: a
+        sentence with a negation ("There must be no subdirectories in /bin") says no, one without says yes."""
+        carrying = [(s, links) for s in self.log.sentences() if (links := self._carries(s)) is not None]
+        if not carrying or not (self.profile.terms or self.profile.keywords):
+            return Verdict(False, missing="no shown line carries the question's terms", step=self._term_step())
+        s, links = max(carrying, key=lambda x: self._sentence_score(x[0]))
+        says = "no" if _NEGATION.search(self.whole_sentence(s)) else "yes"
+        if re.match(r"\s*(yes|no)\b", answer, re.I).group(1).lower() != says:
+            return Verdict(False, [cite(s)], missing=f"the line that matches the question best reads as {says!r}: "
+                                                     f"{s.doc}:{s.line}: {self.whole_sentence(s)[:160]}")
+        return Verdict(True, [cite(x) for x in [s, *links]])
 
     def _parts(self, answer, atoms, found) -> Verdict:
         values = self._main_atoms(atoms)
@@ -777,6 +783,10 @@ def _distinctive(answer: str) -> bool:
 _SPELLED = {str(n): w for w, n in NUMBER_WORDS.items()}
 _VALUE = re.compile(NUMBER.pattern + r"|\b(?:" + "|".join(w for w in NUMBER_WORDS if w not in ("zero", "one")) + r")\b",
                     re.I)  # "one" is mostly a pronoun ("the one that"), "zero" an adjective
+
+
+_NEGATION = re.compile(r"\b(?:no|not|never|none|cannot|neither|nor|nothing|forbidden|prohibited|disallowed)\b|n't\b",
+                       re.I)
 
 
 def value_shape(answer: str) -> str | None:

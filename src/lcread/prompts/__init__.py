@@ -30,7 +30,10 @@ def _literal(text: str) -> str:
 _KIND_ANSWERS = {
     "number": '[^"\\n0-9]{0,40} [0-9] [^"\\n]{0,80}',
     "date": '[^"\\n0-9]{0,40} [0-9] [^"\\n]{0,80}',
+    "yesno": '("yes" | "no") (", " [^"\\n]{1,120})?',
 }
+"""The answers a kind allows when no grounded values are known: a number or date holds a digit; a yes-or-no
+question is answered yes or no (a reason may follow)."""
 
 
 def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind: str | None = None,
