@@ -464,7 +464,10 @@ def _why_skip(p: Path) -> str | None:
         return "unreadable"
     if not head:
         return "empty"
-    if b"\x00" in head and not any(head.startswith(bom) for bom, _ in _BOMS):
+    from lcread.convert.formats import sniff
+
+    if b"\x00" in head and not any(head.startswith(bom) for bom, _ in _BOMS) and \
+            sniff(head, p.name) in ("text", "zip"):  # compressed logs, PDF and Word files are converted, not skipped
         return "binary"
     return None
 

@@ -156,11 +156,74 @@ def html(path: Path, out, marks, label: str, limit: int, progress) -> None:
         raise LcreadError(f"{label} holds no HTML")
     marks.kind, marks.source = "html", label
     writer = _HtmlText(out, marks)
+    if len(root.text_content()) < len(_raw_text(path)) // 2:  # nested past libxml2's depth: its tree lost text
+        _StreamedHtml(writer).read(path)
+        return
     title = root.findtext(".//title")
     if title and title.strip():
         writer.heading(1, " ".join(title.split()))
     writer.walk(root.find("body") if root.find("body") is not None else root)
     writer.flush()
+
+
+def _raw_text(path: Path) -> str:
+    """The text between a page's tags, roughly (scripts and styles aside): what a parsed tree should hold."""
+    raw = path.read_bytes().decode("utf-8", "replace")
+    raw = re.sub(r"(?is)<(script|style)\b.*?</\1\s*>|<!--.*?-->", " ", raw)
+    return "".join(re.sub(r"(?s)<[^>]*>", " ", raw).split())
+
+
+class _StreamedHtml:
+    """A page read tag by tag with the standard library's parser, which keeps no tree and so has no depth limit:
+    the same lines, headings and blocks as the tree walk."""
+
+    def __init__(self, writer: "_HtmlText"):
+        self.writer, self.skipping, self.heading, self.pre = writer, 0, None, False
+
+    def read(self, path: Path) -> None:
+        from html.parser import HTMLParser
+
+        parser = HTMLParser(convert_charrefs=True)
+        parser.handle_starttag = self.start
+        parser.handle_endtag = self.end
+        parser.handle_data = self.data
+        with open(path, encoding="utf-8", errors="replace") as f:
+            while block := f.read(1 << 20):
+                parser.feed(block)
+        parser.close()
+        self.writer.flush()
+
+    def start(self, tag: str, attrs) -> None:
+        if tag in _SKIP:
+            self.skipping += 1
+        elif tag in _HEADINGS:
+            self.writer.flush()
+            self.heading = (_HEADINGS[tag], [])
+        elif tag in _BLOCKS or tag == "pre":
+            self.writer.flush()
+            self.pre = self.pre or tag == "pre"
+
+    def end(self, tag: str) -> None:
+        if tag in _SKIP:
+            self.skipping = max(0, self.skipping - 1)
+        elif tag in _HEADINGS and self.heading:
+            level, parts = self.heading
+            self.heading = None
+            text = " ".join(searchable("".join(parts)).split())
+            if text:
+                self.writer.heading(level, text)
+        elif tag == "pre":
+            self.pre = False
+            for line in searchable("".join(self.writer.buffer)).splitlines():
+                self.writer.marks.write(self.writer.out, line.rstrip() + "\n")
+            self.writer.buffer = []
+        elif tag in _BLOCKS:
+            self.writer.flush()
+
+    def data(self, text: str) -> None:
+        if self.skipping:
+            return
+        (self.heading[1] if self.heading else self.writer.buffer).append(text)
 
 
 class _HtmlText:
