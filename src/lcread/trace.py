@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from lcread.errors import redact
+from lcread.errors import LcreadError, redact
 
 
 class Trace(Protocol):
@@ -26,8 +26,12 @@ class JsonlTrace:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.runs = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(self.path, "a", encoding="utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "a", encoding="utf-8")
+        except OSError as e:
+            raise LcreadError(f"cannot write the trace {self.path} ({(e.strerror or str(e)).lower()}): give a file "
+                              "in a folder you can write") from None
         self._lock = threading.Lock()
         self._local = threading.local()  # runs in a concurrent batch each have their own thread
 

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,13 +118,16 @@ class ConvertCache:
         return link
 
     def remove(self, key: str) -> None:
-        (self.folder / f"{key}.txt").unlink(missing_ok=True)
-        (self.folder / f"{key}.map.json").unlink(missing_ok=True)
+        for path in (self.folder / f"{key}.txt", self.folder / f"{key}.map.json"):
+            if path.is_dir() and not path.is_symlink():  # something else took the entry's name
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def writing(self, key: str):
         """Yield (binary text file, Marks); on success both are renamed into place, else removed."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self._make_folder()
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".converting-", suffix=".txt")
         marks = Marks("", "")
         try:
@@ -197,11 +201,23 @@ class ConvertCache:
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str) and len(v) == 32}
 
     def _save_index(self, index: dict) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
+        """The index is only a shortcut past hashing: one that cannot be written (a folder in its place, a full
+        disk) is left as it is, and the next run hashes again."""
+        self._make_folder()
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".index-")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(dict(list(index.items())[-5000:]), f)
-        os.replace(tmp, self.folder / "index.json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(dict(list(index.items())[-5000:]), f)
+            os.replace(tmp, self.folder / "index.json")
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
+
+    def _make_folder(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise LcreadError(f"cannot write the conversion cache {self.folder} ({(e.strerror or str(e)).lower()}): "
+                              "point LCREAD_CONVERT_DIR at a folder you can write") from None
 
 
 def _sample(path: Path, block: int = 1 << 16) -> str:
