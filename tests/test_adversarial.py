@@ -14,6 +14,7 @@ import io
 import json
 import lzma
 import os
+import shlex
 import tempfile
 import zipfile
 from pathlib import Path
@@ -500,3 +501,183 @@ def test_model_replies_never_break_a_run(case, mode, write):
     assert result.stop.kind in set(Stop) - {Stop.MODEL_ERROR, Stop.INTERRUPTED}
     assert "40" in result.answer or not result.final  # what the document says, however the model wrote it
     assert not os.path.exists("/tmp/lcread-owned") and "root:x:0:0" not in json.dumps(result.to_dict())
+
+
+# --- batch task files ----------------------------------------------------------------------------------------
+
+def _task(**fields) -> str:
+    return json.dumps({"id": "t1", "documents": ["DOC"], "question": QUESTION, **fields})
+
+
+TASK_FILES = {
+    # name: (file content, words the one-line error holds; "" when the file is valid)
+    "valid": (_task(), ""),
+    "valid-blank-lines": ("\n\n" + _task() + "\n\n", ""),
+    "valid-crlf": (_task() + "\r\n" + _task(id="t2") + "\r\n", ""),
+    "empty-file": ("", "holds no tasks"),
+    "only-blank": ("\n \n", "holds no tasks"),
+    "not-json": ("this is not json", ":1:"),
+    "json-array": ("[1, 2]", ":1:"),
+    "json-null": ("null", ":1:"),
+    "truncated-line": (_task()[:-5], ":1:"),
+    "missing-id": (json.dumps({"documents": ["DOC"], "question": QUESTION}), "id"),
+    "missing-question": (json.dumps({"id": "a", "documents": ["DOC"]}), "question"),
+    "missing-documents": (json.dumps({"id": "a", "question": QUESTION}), "documents"),
+    "question-number": (_task(question=5), "question"),
+    "question-blank": (_task(question="   "), "question is empty"),
+    "documents-string": (_task(documents="DOC"), "documents"),
+    "documents-empty": (_task(documents=[]), "documents"),
+    "id-number": (_task(id=7), "id"),
+    "duplicate-ids": (_task() + "\n" + _task(), "appears twice"),
+    "unknown-field": (_task(colour="red"), "colour"),
+    "mode-bogus": (_task(mode="fast"), "unknown mode"),
+    "stop-bogus": (_task(stop="bogus"), "stopping policy"),
+    "options-string": (_task(options="A) yes"), "options"),
+    "second-line-bad": (_task() + "\n{", ":2:"),
+    "huge-line": (_task(question="What? " + "x" * 200_000), ""),
+    "bom": ("\ufeff" + _task(), ""),
+}
+
+
+@pytest.mark.parametrize("case", list(TASK_FILES))
+def test_batch_task_files_are_checked_before_anything_runs(case, write):
+    doc = write("terms.txt", TEXT)
+    content, words = TASK_FILES[case]
+    path = write("tasks.jsonl", content.replace("DOC", str(doc)))
+    kind, value = settle(lambda: batch.load_tasks(path))
+    if words:
+        assert kind == "error" and words in value and "tasks.jsonl" in value, (kind, value)
+    else:
+        assert kind == "ok" and value and all(t.question.strip() for t in value), value
+
+
+BATCH_FILES = {"not-utf8": (b"\xff\xfe\x00garbage", "not UTF-8"), "missing": (None, "cannot read"),
+               "folder": ("FOLDER", "cannot read")}
+
+
+@pytest.mark.parametrize("case", list(BATCH_FILES))
+def test_batch_task_file_paths_are_one_line_errors(case, write, tmp_path):
+    content, words = BATCH_FILES[case]
+    path = tmp_path / "tasks.jsonl"
+    if content == "FOLDER":
+        path.mkdir()
+    elif content is not None:
+        path.write_bytes(content)
+    kind, value = settle(lambda: batch.load_tasks(path))
+    assert kind == "error" and words in value, value
+
+
+OUTS = {"folder": "is a folder", "has-results": "already holds results", "unwritable": "", "fine": ""}
+
+
+@pytest.mark.parametrize("case", list(OUTS))
+def test_batch_results_files_are_checked(case, write, tmp_path):
+    from lcread.api import settings_from
+
+    doc = write("terms.txt", TEXT)
+    tasks = write("tasks.jsonl", _task(documents=[str(doc)]))
+    out = {"folder": tmp_path, "has-results": write("out.jsonl", '{"id": "old"}\n'),
+           "unwritable": Path("/proc/lcread-results.jsonl"), "fine": tmp_path / "new" / "out.jsonl"}[case]
+    kind, value = settle(lambda: batch.run(tasks, out, resume=False, concurrency=1, model=answering(), api_base=None,
+                                           settings=settings_from("select", None, {}), trace=None, router=None,
+                                           quiet=True))
+    if OUTS[case]:
+        assert kind == "error" and OUTS[case] in value, value
+    elif case == "fine":
+        assert kind == "ok" and json.loads(out.read_text())["answer"] == "40 euros"
+    else:
+        assert kind == "error" or value
+
+
+# --- names: unique, inert, reachable ---------------------------------------------------------------------------
+
+NAMES = {
+    "same-name-three-folders": ["n1/a.txt", "n2/a.txt", "n3/a.txt"],
+    "name-like-a-renamed-one": ["n1/a-2.txt", "n2/a.txt", "n3/a.txt"],
+    "newline": ["a\nb.txt"], "carriage-return": ["a\rb.txt"], "escape-code": ["a\x1b[31mred.txt"],
+    "bidi-override": ["a\u202etxt.exe"], "arabic-mark": ["a\u061cb.txt"], "leading-dash": ["-rf.txt"],
+    "spaces": ["my terms file.txt"], "quotes": ["it's \"quoted\".txt"], "glob-chars": ["a*b?[c].txt"],
+    "shell-chars": ["a;b|c&d$(e).txt"], "long-name": ["n" * 240 + ".txt"], "unicode-nfc": ["caf\u00e9.txt"],
+    "unicode-nfd-and-nfc": ["caf\u00e9.txt", "cafe\u0301.txt"], "case-only": ["Terms.txt", "terms.txt"],
+    "dots": ["...txt"], "no-extension": ["README"], "colon-number": ["terms.txt:12"], "percent": ["100%.txt"],
+}
+
+
+@pytest.mark.parametrize("case", list(NAMES))
+def test_names_are_unique_and_every_document_can_be_read(case, tmp_path):
+    paths = []
+    for i, name in enumerate(NAMES[case]):
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"Document {i}. The refund limit is {40 + i} euros.\n")
+        paths.append(str(path))
+    kind, store = settle(lambda: DocumentStore.open(paths))
+    assert kind == "ok", store
+    names = [d.name for d in store.docs]
+    assert len(set(names)) == len(names) == len(paths)
+    tools = ToolRunner(store)
+    for i, name in enumerate(names):
+        out = tools.run(parse(f"read {shlex.quote(name)} 1 1"))
+        listing = store.listing()
+        assert f"limit is {40 + i} euros" in out.text or "\\" in name or any(ord(c) < 32 for c in name), out.text
+        assert not any(c in listing for c in "\x1b\r\u202e\u061c") and listing.count("\n") == len(names) - 1
+    store.close()
+
+
+# --- endings: the documented exit status, one line on stderr, one JSON object under --json -----------------------
+
+def _endings():
+    from fault_server import Step, error_body
+
+    good = [Step(text="grep -i refund"), Step(text='answer "40 euros"')]
+    busy = Step(status=500, body=error_body(500, "down"))
+    # name: (arguments after `ask DOC`, server script, default step, environment, exit status)
+    return {
+        "answered": ([QUESTION], good, None, {}, 0),
+        "unverified-accepted": ([QUESTION, "--no-sufficiency"], [Step(text='answer "99 euros"')], None, {}, 4),
+        "refused-to-the-limit": ([QUESTION], [Step(text="grep -i refund")],
+                                 Step(text='answer "99 euros"'), {}, 3),
+        "step-limit": ([QUESTION, "--max-steps", "2"], [], Step(text="grep -i shipping"), {}, 3),
+        "format-limit": ([QUESTION], [], Step(text="I am not sure what to do."), {}, 3),
+        "model-error": ([QUESTION], [Step(text="grep -i refund")], busy, {"LCREAD_RETRIES": "1"}, 5),
+        "time-limit": ([QUESTION, "--max-seconds", "1"], [], Step(text="grep -i refund", delay=3), {}, 3),
+        "acs-nothing-found": ([QUESTION, "--mode", "acs", "--stop", "end"], [], Step(text="no answer"), {}, 4),
+        "empty-question": (["  "], good, None, {}, 2),
+        "unknown-mode": ([QUESTION, "--mode", "fast"], good, None, {}, 2),
+        "typed-wrong": ([QUESTION, "--max-steps", "many"], good, None, {}, 2),
+        "out-of-range": ([QUESTION, "--max-steps", "0"], good, None, {}, 2),
+        "read-chars-over-cap": ([QUESTION, "--read-chars", "99999"], good, None, {}, 2),
+        "unknown-stop": ([QUESTION, "--mode", "acs", "--stop", "bogus"], good, None, {}, 2),
+        "unknown-option": ([QUESTION, "--colour", "red"], good, None, {}, 2),
+        "missing-input": (["MISSING", QUESTION], good, None, {}, 1),
+        "binary-input": (["BINARY", QUESTION], good, None, {}, 1),
+        "bad-cache-setting": (["GZ", QUESTION], good, None, {"LCREAD_CACHE_BYTES": "abc"}, 1),
+        "cache-dir-is-a-file": (["GZ", QUESTION], good, None, {"LCREAD_CONVERT_DIR": "FILE"}, 1),
+        "unwritable-trace": ([QUESTION, "--trace", "/proc/lcread-trace.jsonl"], good, None, {}, 1),
+    }
+
+
+@pytest.mark.parametrize("case", list(_endings()))
+def test_endings_keep_their_exit_status_and_json(case, write, tmp_path):
+    from conftest import run_cli
+    from fault_server import FaultServer
+
+    args, script, default, env, code = _endings()[case]
+    doc = write("terms.txt", TEXT)
+    places = {"MISSING": str(tmp_path / "missing.txt"), "BINARY": str(write("b.bin", b"\x00\x01" * 500)),
+              "GZ": str(write("t.txt.gz", gzip.compress(TEXT.encode()))), "FILE": str(write("afile", "x"))}
+    args = [places.get(a, a) for a in args]
+    env = {k: places.get(v, v) for k, v in env.items()}
+    inputs = [] if args[0] in places.values() else [str(doc)]
+    with FaultServer(script, default=default) as server:
+        proc = run_cli("ask", *inputs, *args, "--model", "openai/fake", "--api-base", server.base, "--json",
+                       env={"OPENAI_API_KEY": "sk-test", "LCREAD_CONVERT_DIR": str(tmp_path / "c"), **env},
+                       timeout=120)
+    err, out = proc.stderr.decode(), proc.stdout.decode()
+    assert proc.returncode == code, (proc.returncode, err[-600:])
+    assert "Traceback" not in err and len(out.strip().splitlines()) == 1, out
+    payload = json.loads(out)
+    if code in (1, 2):
+        assert payload["exit_status"] == code and payload["error"] and "\n" not in payload["error"]
+    else:
+        assert "answer" in payload and payload["final"] is (code in (0, 4))

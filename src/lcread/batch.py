@@ -44,7 +44,7 @@ class BatchTask(BaseModel):
 def load_tasks(path: Path) -> list[BatchTask]:
     """Every task of a JSONL file; a bad line is an error naming the line, before anything runs."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a byte-order mark (some editors write one) aside
     except UnicodeDecodeError as e:
         raise LcreadError(f"{path} is not UTF-8 text (byte {e.start:,}): a task file is JSON lines") from None
     except OSError as e:
@@ -108,8 +108,12 @@ class ResultWriter:
     """Appends one JSON line per result and flushes it to disk at once (thread-safe)."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = open(path, "a", encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(path, "a", encoding="utf-8")
+        except OSError as e:
+            raise LcreadError(f"cannot write the results to {path} ({(e.strerror or str(e)).lower()}): give --out a "
+                              "file in a folder you can write") from None
         self._lock = threading.Lock()
 
     def write(self, row: dict) -> None:
