@@ -97,6 +97,11 @@ class Context:
         raise NotImplementedError
 
 
+OFFERED = 4
+"""A lookup's answer grammar offers the values of the best-matching lines, at most this many at a time (each one
+refused makes room for the next)."""
+
+
 class CommandLoop:
     def __init__(self, model: Model, tools: ToolRunner, display: Display, trace: Trace,
                  config: LoopConfig | None = None, *, context: Context):
@@ -234,6 +239,8 @@ class CommandLoop:
             return prompts.command_grammar(self.names, pairs, self.verifier.profile.answer_type,
                                            can_answer=bool(self.seen))
         candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None))
+        if self.verifier.profile.kind == "lookup" and self.verifier.profile.values == 1:
+            candidates = candidates[:OFFERED]  # a small model chooses well among a few: the best lines' values
         keep = self.verifier.linked_items(pending[0]) if pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
                                        [k for k in keep if k in candidates], self.verifier.slots(),

@@ -99,6 +99,8 @@ class GroundedValues:
             # many lines carry the question's names: offer the values of those that match the question best
             valued = sorted((s for s in pool if holds_value(s.text, kind)), key=self._sentence_score, reverse=True)
             pool = valued[:ANSWER_LINES] or pool
+        if self.profile.kind == "lookup":  # the values of the lines that match the question best come first
+            pool = sorted(pool, key=lambda s: (self.default_after(s) is not None, -self._sentence_score(s)))
         for s in pool:
             if kind in ("number", "date"):
                 out += [v for v in self._raw_values(s.text) if norm(v) not in terms and not _reference(s.norm, v)]

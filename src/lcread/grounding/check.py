@@ -134,10 +134,13 @@ class Verifier(GroundedValues):
                     if any((x.doc, x.line) == (c.doc, c.line) for c in verdict.citations)), default=0.0)
         have = {path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self._main_atoms(atoms))
         quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
+        asked = set(self._values(self.profile.question)) | {path_key(m.group(0)) for m in PATH.finditer(
+            self.profile.question)}  # the question's own values (/opt in "installed in /opt") answer nothing
         for s in log.sentences():
             if (s.doc, s.line, s.text) in quoted:
                 continue
-            others = [v for v in self._values(s.text) if v not in have and not _only_a_reference(s.norm, v)]
+            others = [v for v in self._values(s.text) if v not in have and v not in asked
+                      and not _only_a_reference(s.norm, v)]
             if not others:
                 continue
             words = self._question_words(s.context)
@@ -591,6 +594,11 @@ class Verifier(GroundedValues):
         is 500." is about the wait for more input its paragraph began with."""
         from lcread.tools.definitions import is_code
 
+        if s.start == 0 and s.text[:1].islower():  # the sentence began on the line before: its lead is from there
+            by_line = self._memo("by_line", lambda: {(x.doc, x.line): x for x in self.log.sentences()})
+            before = by_line.get((s.doc, s.line - 1))  # the last sentence shown on that line
+            if before is not None and not before.text.rstrip().endswith((".", "!", "?", ":")):
+                return self.lead(before)
         lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
         own = lines.get((s.doc, s.line))
         out = [own[:s.start]] if own is not None and s.start > 0 else []
