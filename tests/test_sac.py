@@ -127,3 +127,16 @@ def test_a_done_mark_at_a_step_that_showed_nothing_is_put_back_and_said(store):
     assert trace.of("done_marks_dropped")[0]["items"][0] == first_plan
     third = model.calls[2]["messages"][1]["content"]
     assert "lcread kept" not in third  # this grep showed lines: its done mark stands
+
+
+def test_sac_cuts_its_outputs_smaller_unless_read_chars_is_given(write):
+    import lcread
+
+    doc = write("big.txt", "".join(f"line {i} of the long report about harbour fees and tolls\n" for i in range(400)))
+    sizes = {}
+    for given in ({}, {"read_chars": 7000}):
+        model = ScriptedModel(["read big.txt 1 400\n{}"] + ['answer "none"'] * 8)
+        lcread.ask(str(doc), "What is the harbour fee?", model=model, mode="sac", first_step=False, **given)
+        last = model.calls[1]["messages"][-1]["content"]
+        sizes[bool(given)] = len(last[last.index("line 1 of"):])
+    assert sizes[False] < 4300 < 6500 < sizes[True]

@@ -13,6 +13,9 @@ from lcread.models import Model
 from lcread.trace import Trace
 
 MODES = ("select", "sac", "acs")
+SAC_READ_CHARS = 4000
+"""sac's outputs are cut at this many characters unless --read-chars says otherwise: each step's context holds
+one output, and a cut read continues where it stopped when asked again."""
 
 
 @dataclass
@@ -38,7 +41,10 @@ def answer(model: Model, store: DocumentStore, question: str, settings: Settings
         from lcread.tools import ToolRunner
 
         loop = SacReader if settings.mode == "sac" else SelectReader
-        result = loop(model, ToolRunner(store, settings.tools), display, trace, settings.loop).run(question)
+        tools = settings.tools
+        if settings.mode == "sac" and "read_chars" not in tools.model_fields_set:  # one output per fresh context:
+            tools = tools.model_copy(update={"read_chars": SAC_READ_CHARS})      # a smaller one keeps it small
+        result = loop(model, ToolRunner(store, tools), display, trace, settings.loop).run(question)
     result.trace_id = getattr(trace, "run_id", None) or None  # the `run` field of this run's trace records
     return result
 
