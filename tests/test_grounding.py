@@ -713,3 +713,14 @@ def test_yes_or_no_is_verified_by_what_the_best_matching_line_says(write):
     refused = v.check("yes")
     assert not refused.ok and "reads as 'no'" in refused.missing
     assert v.check("no, there must be none").ok
+
+
+def test_a_default_stated_across_a_line_break_in_an_entry_competes_with_another_default(write):
+    text = "Bash Variables\nHISTCONTROL A list of values.\nHISTFILE The name of the file to which the command " \
+           "history is saved. The default value\nis ~/.bash_history.\n" + "Filler about other settings.\n" * 60 + \
+           "Bash POSIX Mode\n12. The default history file is ~/.sh_history (this is the default value of $HISTFILE).\n"
+    tools = ToolRunner(DocumentStore.open([str(write("bash.txt", text))]))
+    v, log = gate(tools, "What is the default value of HISTFILE?")
+    log.add(tools.run(parse("read bash.txt 65 65")).shown)
+    verdict = v.check("~/.sh_history")
+    assert not verdict.ok and "bash_history" in verdict.missing  # two defaults: neither is established alone

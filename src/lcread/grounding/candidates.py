@@ -114,8 +114,9 @@ class GroundedValues:
         """The names and quoted values a sentence states (`python-requests` in `name="python-requests"`), less
         those made of the question's own words and those on many lines (boilerplate)."""
         quoted = [a or b or c for a, b, c in _QUOTED_VALUE.findall(s.text)]
+        paths = [m.group(0).rstrip(".,;:") for m in PATH.finditer(s.text) if re.search(r"[a-z]", m.group(0), re.I)]
         names = [e for e in distinguishing_terms(s.text, [], whole=True) if '"' not in e]
-        return [e for e in dict.fromkeys(quoted + names) if norm(e) not in terms and not NUMBER.fullmatch(e)
+        return [e for e in dict.fromkeys(quoted + paths + names) if norm(e) not in terms and not NUMBER.fullmatch(e)
                 and not set(re.split(r"[^a-z0-9]+", e.lower())) <= asked
                 and self._uses(e) <= max(MAX_BRIDGE_USES, 2 * pool // 3)]
 

@@ -43,12 +43,19 @@ LEAD_SHARE, LEAD_CHARS = 0.5, 400
 """A sentence matches the question by its own words and, at half weight, by the 400 characters before it in its
 paragraph or entry."""
 DEFAULT_BONUS = 1.5
+DEFAULT_COMPETING_SHARE = 0.7
+"""For a question about a default, another sentence stating a default competes when it matches the question
+this well (two defaults of one thing, one of them in a mode or case the question does not name, are not
+told apart by lcread: neither is verified)."""
 """When the question asks for a default, a sentence that states one matches it this much better."""
+MAX_NAME_USES = 12
+"""A name written as code (`DEFAULT_REDIRECT_LIMIT`) still links sentences when this many shown lines use it."""
 BRIDGE_HOPS = 3
 """A chain links the answer's sentence to the question's names through at most this many sentences."""
-BEST_PASSAGES, BEST_SHARE = 3, 0.7
+BEST_PASSAGES, BEST_SHARE, VALUED_SHARE = 3, 0.7, 0.5
 """An answer to a question without names must sit in one of the 3 best passages, in a sentence scoring at least
-70% of the best one there (and the passage at least 70% of the best passage)."""
+70% of the best one there (50% for a number, a date or a path, which must also match about as well as the best
+sentence there stating one), and the passage at least 70% of the best passage."""
 
 
 class Verifier(GroundedValues):
@@ -121,32 +128,39 @@ class Verifier(GroundedValues):
         the sentences that carry the question's words the cited sentence carries, and collects the values of the
         asked kind in them. A sentence that matches the question as well as the cited one (or names a word of
         the question the cited one lacks: "spring and autumn") and holds a value the answer leaves out means the
-        answer is not established: that value is what lcread shows next."""
+        answer is not established: that value is what lcread shows next. Sentences are read whole, with their
+        paragraph, as the cited one is."""
         if self.occurrences is None or not verdict.citations:
             return verdict
         cited = set().union(*(self._question_words(c.quote + " " + (c.place or "")) for c in verdict.citations))
         key = self._rarest(cited)
         if key is None:
             return verdict
-        log = EvidenceLog()
-        log.add(self.occurrences(key))
-        best = max((self._sentence_score(x) for x in self.log.sentences()
-                    if any((x.doc, x.line) == (c.doc, c.line) for c in verdict.citations)), default=0.0)
+        found = EvidenceLog()
+        found.add(self.occurrences(key))
+        view = copy.copy(self)  # this run's evidence and the whole input's lines with the key, read alike
+        view.log, view._memo_version = EvidenceLog(), None
+        view.log.add(self.log.pieces + found.pieces)
+        cited_sentences = [x for x in view.log.sentences()
+                           if any((x.doc, x.line) == (c.doc, c.line) for c in verdict.citations)]
+        cited = cited.union(*(view._words_read(x) for x in cited_sentences))
+        best = max((view._sentence_score(x) for x in cited_sentences), default=0.0)
         have = {path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self._main_atoms(atoms))
         quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
         asked = set(self._values(self.profile.question)) | {path_key(m.group(0)) for m in PATH.finditer(
             self.profile.question)}  # the question's own values (/opt in "installed in /opt") answer nothing
-        for s in log.sentences():
+        for s in found.sentences():
             if (s.doc, s.line, s.text) in quoted:
                 continue
             others = [v for v in self._values(s.text) if v not in have and v not in asked
                       and not _only_a_reference(s.norm, v)]
             if not others:
                 continue
-            words = self._question_words(s.context)
+            words = view._words_read(s)
             if words < cited or not words:
                 continue  # it lacks a word of the question the cited sentence has: the question tells them apart
-            if self._sentence_score(s) < COMPETING_SHARE * best:
+            states = self.profile.default and DEFAULT_STATED.search(view.whole_sentence(s))
+            if view._sentence_score(s) < (DEFAULT_COMPETING_SHARE if states else COMPETING_SHARE) * best:
                 continue  # it shares the words but matches the question clearly worse (a common word or two)
             self.log.add([Shown(s.doc, s.line, s.start, s.text, kind="match")])
             why = "matches the question as well" if words == cited else \
@@ -155,6 +169,12 @@ class Verifier(GroundedValues):
                            missing=f"another line {why} and holds {others[0]!r}, which the answer leaves out: "
                                    f"{s.doc}:{s.line}: {s.text[:160]}", step=f"read {s.doc} {s.line} {s.line}")
         return verdict
+
+    def _words_read(self, s: Sentence) -> frozenset[str]:
+        """The question's words a sentence carries, read whole (across a line break), and with its paragraph
+        when it names nothing of its own."""
+        lead = self.lead(s) if not self._own_names(s) else ""
+        return self._question_words(" ".join([s.context, self.whole_sentence(s), lead]))
 
     def _question_words(self, text: str) -> frozenset[str]:
         """The question's terms and keywords that a text carries."""
@@ -247,7 +267,7 @@ class Verifier(GroundedValues):
             for s in sorted(found[atom], key=self._sentence_score, reverse=True):  # the best-matching line first
                 links = self._carries(s)
                 if links is not None and self._relates(atom, s, links) and all(_holds(s.norm, a) for a in together) \
-                        and self._best_valued(s):
+                        and self._best_valued(s) and self._default_kept(s, links):
                     return Verdict(True, [cite(x) for x in [s, *links]])
         return self._unlinked(main[0] if main else atoms[0], found)
 
@@ -282,7 +302,7 @@ class Verifier(GroundedValues):
             # a sentence with one value and no name of its own takes its unit from its paragraph ("The value is
             # specified in milliseconds ... The default value is 500.")
             lead = norm(self.lead(s))
-            return near is not None and not self._entities(s) - {atom} and len(set(self._values(s.text))) == 1 and \
+            return near is not None and not self._own_names(s) and len(set(self._values(s.text))) == 1 and \
                 any(prefix(n, lead) for n in nouns)
         return True
 
@@ -472,7 +492,7 @@ class Verifier(GroundedValues):
             if has(s.context, term):
                 continue
             if lead is None:  # a sentence that names nothing of its own is about what its paragraph is about
-                lead = norm(self.lead(s)) if not self._entities(s) else ""
+                lead = norm(self.lead(s)) if not self._own_names(s) else ""
             if has(lead, term):
                 continue
             chain = self._bridge(s, term) if bridges else None
@@ -489,7 +509,7 @@ class Verifier(GroundedValues):
             out: dict[str, list[Sentence]] = {}
             for x in self.log.sentences():
                 for e in self._entities(x):
-                    if self._uses(e) <= MAX_BRIDGE_USES:
+                    if self._uses(e) <= (MAX_NAME_USES if "_" in e else MAX_BRIDGE_USES):  # a code name links
                         out.setdefault(e, []).append(x)
             return out
 
@@ -536,9 +556,10 @@ class Verifier(GroundedValues):
         top = self._memo("best_sentence", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
              if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
-        if not (score(s) >= BEST_SHARE * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self.whole_sentence(s))) >= 3):
-            return False
         kind = self.profile.answer_type
+        share = VALUED_SHARE if kind in ("number", "date", "path") else BEST_SHARE  # a value: held to the valued best
+        if not (score(s) >= share * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self.whole_sentence(s))) >= 3):
+            return False
         if self.default_after(s) is not None:
             return False
         if kind not in ("number", "date", "path"):
@@ -550,6 +571,17 @@ class Verifier(GroundedValues):
              if p.doc.name == x.doc and p.start <= x.line <= p.end and holds_value(x.text, kind)
              and self.default_after(x) is None), default=0.0))
         return score(s) >= COMPETING_SHARE * valued
+
+    def _default_kept(self, s: Sentence, links: list[Sentence]) -> bool:
+        """A question about a default, when a shown line that carries the question states one, is answered from
+        a line (or a chain) that states a default: `self.max_redirects = DEFAULT_REDIRECT_LIMIT`, not a line that
+        merely uses the value (`if len(resp.history) >= self.max_redirects`)."""
+        if not self.profile.default:
+            return True
+        stated = self._memo("default_stated", lambda: any(
+            DEFAULT_STATED.search(self.whole_sentence(x)) and self._carries(x, bridges=False) is not None
+            for x in self.log.sentences()))
+        return not stated or any(DEFAULT_STATED.search(self.whole_sentence(x)) for x in [s, *links])
 
     def default_after(self, s: Sentence) -> Sentence | None:
         """For a question about a default: a sentence further on in the same paragraph that states the default
@@ -672,6 +704,12 @@ class Verifier(GroundedValues):
             return {e.lower() for e in distinguishing_terms(s.text, []) if e.lower() not in asked and len(e) >= 3
                     and not NUMBER.fullmatch(e)}
         return self._memo(("entities", s), compute)
+
+    def _own_names(self, s: Sentence) -> set[str]:
+        """The names a sentence states besides values (a path or a number is what it says, not what it is
+        about): "The default value is ~/.bash_history." names nothing of its own."""
+        paths = " ".join(m.group(0).lower() for m in PATH.finditer(s.text))
+        return {e for e in self._entities(s) if not NUMBER.fullmatch(e) and e.lower() not in paths}
 
     def _uses(self, entity: str) -> int:
         """In how many shown sentences a name appears (a name in many is boilerplate, not a link)."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-NUMBER = re.compile(r"(?<![\w.#])\d[\d,]*(?:\.\d+)*(?![\w#])(?!\.\d)")
+NUMBER = re.compile(r"(?<![\w.#])(?<!U\+)\d[\d,]*(?:\.\d+)*(?![\w#])(?!\.\d)")
 """A number as written: 21,595, 3.5, and a dotted version or address whole (2.28.1, 10.0.0.1); not a piece of a
-placeholder such as the 4#4 that LaTeX-made HTML leaves for a formula, nor of a name (the 0 of Qwen2.5-0.5B)."""
+placeholder such as the 4#4 that LaTeX-made HTML leaves for a formula, nor of a name (the 0 of Qwen2.5-0.5B), nor
+a character's code point (U+0023)."""
 DATE = re.compile(r"\b(1\d{3}|20\d{2})s?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(am|pm|a\.m\.|p\.m\.)|"
                   r"\b\d{1,2}(st|nd|rd|th) century\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|"
                   r"\b(january|february|march|april|may|june|july|august|september|october|november|december|"

@@ -49,10 +49,11 @@ _DEFAULT_ASK = re.compile(r"\bdefault(?:s|ed)?\b|\bunless (?:told|set|specified|
                           r"otherwise)\b|\b(?:when|if) (?:no|none|nothing)\b[^?]*\b(?:given|set|specified|passed|"
                           r"provided|configured)\b|\bout of the box\b|\binitial(?:ly)? value\b", re.I)
 """A question about a default value: "by default", "unless told otherwise", "when no chunk size is given"."""
-DEFAULT_STATED = re.compile(r"\bdefaults?\b|\bdefaulted\b|\binitial(?:ly)?\b|\bunless\b|"
+DEFAULT_STATED = re.compile(r"(?<![a-z])default(?:s|ed)?(?![a-z])|\binitial(?:ly)?\b|\bunless\b|"
                             r"^\s*(?:async\s+)?def\s+\w+\s*\(.*\b\w+\s*=\s*[^=,)\s]", re.I)
 """A sentence stating a default: in prose ("The default value is 500", "initially"), in a Python signature
-(`def iter_content(self, chunk_size=1)`: a keyword argument's value is its default)."""
+(`def iter_content(self, chunk_size=1)`: a keyword argument's value is its default), in a name
+(`DEFAULT_REDIRECT_LIMIT`)."""
 _PATH_ASK = re.compile(r"\b(which|what|in which|in what|into which)\s+(directory|directories|folder|folders|file|files|"
                        r"path|paths|location)\b|\bwhere\b.*\b(locat|stor|sav|kept|keep|plac|install|put|go|goes|"
                        r"live|lives|found|written|write)\w*", re.I)

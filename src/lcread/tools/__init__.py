@@ -64,7 +64,7 @@ class ToolRunner:
 
     def _entries(self, pieces: list[Shown]) -> list[Shown]:
         """The text of the entries the term names (a line that is only `HISTFILE` heads what is said of it, on
-        the lines below, to a blank line or the next entry's name)."""
+        the lines below, to a blank line or the next entry's name), and the line after each that ends mid-sentence."""
         from lcread.grounding.evidence import ENTRY_LINES
         from lcread.grounding.patterns import entry_name
 
@@ -74,6 +74,12 @@ class ToolRunner:
                 if not row.text.strip() or entry_name(row.text):
                     break
                 out.append(Shown(head.doc, row.number, 0, row.text, kind="context", section=head.section))
+        # a line that ends mid-sentence goes on on the next ("The default value" / "is ~/.bash_history.")
+        cut = [p for p in pieces if p.start == 0 and not entry_name(p.text)
+               and not p.text.rstrip().endswith((".", "!", "?", ":"))][:OCCURRENCE_SECTIONS * 4]
+        for piece in cut:
+            for row in self.store.get(piece.doc).read_lines(piece.line + 1, piece.line + 1):
+                out.append(Shown(piece.doc, row.number, 0, row.text, kind="context", section=piece.section))
         return out
 
     def sections(self, doc: Document) -> Sections:

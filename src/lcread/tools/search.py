@@ -54,7 +54,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+
 _COMPOUND = re.compile(r"[A-Za-z][A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _ASKING = set("""what which who whom whose when where why how does do did is are was were can could would should will
-shall may might must much many least most""".split())
+shall may might must much many""".split())
 _HOW = re.compile(r"\bhow\s+(long|big|large|far|often|old|wide|tall|high|deep|fast)\b", re.I)
 """The asking phrase of "how long must ...": its adjective names the kind of answer, not the document's words;
 the noun a document uses for it ("how big": size) is looked for as a related word."""
@@ -198,6 +198,8 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
         if not token:
             continue
         low = token.lower()
+        if low in RELATED and len(low) < 3:  # "OS", "ID": too short to look for, but their related words are not
+            related.append(RELATED[low])
         if low.isalpha() and low not in stopwords and low not in _ASKING and len(low) >= 3:
             if words and words[-1]:  # "pool size" is also `POOLSIZE`, "iter lines" `iter_lines`
                 add(words[-1] + low, {words[-1] + low, f"{words[-1]}_{low}"}, whole=True, joined=True)
