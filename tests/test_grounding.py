@@ -720,7 +720,9 @@ def test_a_default_stated_across_a_line_break_in_an_entry_competes_with_another_
            "history is saved. The default value\nis ~/.bash_history.\n" + "Filler about other settings.\n" * 60 + \
            "Bash POSIX Mode\n12. The default history file is ~/.sh_history (this is the default value of $HISTFILE).\n"
     tools = ToolRunner(DocumentStore.open([str(write("bash.txt", text))]))
-    v, log = gate(tools, "What is the default value of HISTFILE?")
-    log.add(tools.run(parse("read bash.txt 65 65")).shown)
+    question = "What is the default value of HISTFILE?"
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("read bash.txt 66 66")).shown)
     verdict = v.check("~/.sh_history")
     assert not verdict.ok and "bash_history" in verdict.missing  # two defaults: neither is established alone
