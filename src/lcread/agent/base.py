@@ -19,7 +19,8 @@ from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.check import BEST_PASSAGES
 from lcread.tools.search import TOP
-from lcread.grounding.question import parse_options
+from lcread.grounding.kinds import VALUES
+from lcread.grounding.question import Kind, parse_options
 from lcread.models import Messages, Model, Reply
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
@@ -239,7 +240,7 @@ class CommandLoop:
             return prompts.command_grammar(self.names, pairs, self.verifier.profile.answer_type,
                                            can_answer=bool(self.seen))
         candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None))
-        if self.verifier.profile.kind == "lookup" and self.verifier.profile.values == 1:
+        if self.verifier.profile.kind is Kind.LOOKUP and self.verifier.profile.values == 1:
             candidates = candidates[:OFFERED]  # a small model chooses well among a few: the best lines' values
         keep = self.verifier.linked_items(pending[0]) if pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
@@ -402,12 +403,12 @@ class CommandLoop:
 
 def value_kind(profile) -> str | None:
     """The kind of value the question asks for, when searches can favour passages holding one."""
-    return profile.answer_type if profile.answer_type in ("number", "date", "path") else None
+    return profile.answer_type if profile.answer_type in VALUES else None
 
 
 def answer_kind(profile) -> str:
     """The kind of answer the grammar allows: several values (many-number) for parts, lists, ranges and sizes."""
-    multi = profile.kind in ("parts", "all", "list") or profile.values > 1
+    multi = profile.kind in (Kind.PARTS, Kind.ALL, Kind.LIST) or profile.values > 1
     return ("many-" if multi else "") + profile.answer_type
 
 

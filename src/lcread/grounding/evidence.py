@@ -35,7 +35,7 @@ def _joined(n: str) -> str:
     """The needle as a whole word, its parts joined by a hyphen, an underscore or a space alike (User-Agent,
     user_agent, user agent)."""
     parts = re.split(r"(?<=[a-z0-9])[-_ ](?=[a-z0-9])", n)
-    return rf"(?<![a-z0-9])" + r"[-_ ]".join(re.escape(p) for p in parts) + r"(?![a-z0-9])"
+    return r"(?<![a-z0-9])" + r"[-_ ]".join(re.escape(p) for p in parts) + r"(?![a-z0-9])"
 
 
 @dataclass(frozen=True)

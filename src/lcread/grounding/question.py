@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import Enum
 
 STOPWORDS = set("""a an the of in on at to for from by with about into over under and or but nor not no is are
 was were be been being am do does did done has have had having will would shall should can could may might
@@ -79,14 +80,27 @@ _CALL = re.compile(r"[A-Za-z_][\w.]*\([^()\s]{0,40}\)")
 _TOKEN = re.compile(r"__\w+__|(?<![\w/])~?/[A-Za-z0-9][\w.\-/]*[A-Za-z0-9]|[A-Za-z0-9][\w.\-/:]*[A-Za-z0-9]|[A-Za-z0-9]")
 
 
+class Kind(str, Enum):
+    """What a question asks for, as far as its sufficiency predicate goes (kinds.KINDS has each one's parts)."""
+
+    LOOKUP = "lookup"  # one fact
+    PARTS = "parts"  # several values asked together, one per named part
+    ALL = "all"  # every value of one thing
+    LIST = "list"  # several items, possibly through a chain
+    COUNT = "count"
+    WHERE = "where"  # the section a quoted text sits in
+    PAGE = "page"
+    CHOICE = "choice"  # multiple choice, or "X or Y?"
+    YESNO = "yesno"
+    SUMMARY = "summary"  # open: no predicate applies
+
+
 @dataclass
 class Profile:
     """What the question asks: the route its sufficiency predicate takes, and what an answer needs."""
 
     question: str
-    kind: str
-    """lookup, parts (several values asked together), all (every value of one thing), list (several
-    items, possibly through a chain), count, where (section of a quote), page, choice, yesno, summary."""
+    kind: Kind
     answer_type: str
     """number, date, person, path, section or text."""
     terms: list[str] = field(default_factory=list)
@@ -121,35 +135,69 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
         if options:
             comparison = True
             terms = [t for t in terms if not any(norm_eq(t, text) or t in text for _, text in options)]
-    profile = Profile(q, "lookup", answer_type, terms, keywords, options=list(options or []), comparison=comparison)
-    if options:
-        profile.kind = "choice"
-    elif _PAGE_ASK.search(q):
-        profile.kind, profile.answer_type = "page", "number"
-    elif _WHERE_ASK.search(q) and quotes:
-        profile.kind, profile.answer_type, profile.quote = "where", "section", max(quotes, key=len)
-        profile.terms = [t for t in terms if t not in quotes]
-    elif _SUMMARY.search(q):
-        profile.kind = "summary"
-    elif _COUNT.search(q):
-        profile.kind, profile.answer_type = "count", "number"
-        profile.count_words = _counted(q)
-    elif _YESNO.search(q) and not _NUMBER_ASK.search(q):
-        profile.kind, profile.answer_type = "yesno", "yesno"
-    else:
-        profile.count_words = _counted(q)
-        parts = _parts(q, terms)
-        plural = _asks_plural(q)
-        if len(parts) >= 2 and plural:
-            profile.kind, profile.parts = "parts", parts
-        elif plural and _ALL.search(q):
-            profile.kind = "all"
-        elif plural:
-            profile.kind = "list"
-    if profile.kind == "lookup" and profile.answer_type == "number" and _PAIR_ASK.search(q) and not _BOUND.search(q):
+    profile = Profile(q, Kind.LOOKUP, answer_type, terms, keywords, options=list(options or []), comparison=comparison)
+    from lcread.grounding.kinds import KINDS  # the kinds, in the order they are recognised
+
+    for kind, spec in KINDS.items():
+        shape = spec.recognise(profile, quotes)
+        if shape is not None:
+            profile.kind = kind
+            for name, value in shape.items():
+                setattr(profile, name, value)
+            break
+    if profile.kind is Kind.LOOKUP and profile.answer_type == "number" and _PAIR_ASK.search(q) and not _BOUND.search(q):
         profile.values = 2
     profile.default = bool(_DEFAULT_ASK.search(q))
     return profile
+
+
+# --- what recognises each kind (kinds.KINDS lists them in the order they are tried) ------------------------------
+# Each takes the question's profile (as a lookup) and its quoted strings; it returns None when the question is not
+# of the kind, else the profile's fields the kind sets.
+
+def is_choice(p: Profile, quotes: list[str]) -> dict | None:
+    return {} if p.options else None
+
+
+def is_page(p: Profile, quotes: list[str]) -> dict | None:
+    return {"answer_type": "number"} if _PAGE_ASK.search(p.question) else None
+
+
+def is_where(p: Profile, quotes: list[str]) -> dict | None:
+    if not (_WHERE_ASK.search(p.question) and quotes):
+        return None
+    return {"answer_type": "section", "quote": max(quotes, key=len), "terms": [t for t in p.terms if t not in quotes]}
+
+
+def is_summary(p: Profile, quotes: list[str]) -> dict | None:
+    return {} if _SUMMARY.search(p.question) else None
+
+
+def is_count(p: Profile, quotes: list[str]) -> dict | None:
+    return {"answer_type": "number", "count_words": _counted(p.question)} if _COUNT.search(p.question) else None
+
+
+def is_yesno(p: Profile, quotes: list[str]) -> dict | None:
+    q = p.question
+    return {"answer_type": "yesno"} if _YESNO.search(q) and not _NUMBER_ASK.search(q) else None
+
+
+def is_parts(p: Profile, quotes: list[str]) -> dict | None:
+    parts = _parts(p.question, p.terms)
+    return {"parts": parts, "count_words": _counted(p.question)} \
+        if len(parts) >= 2 and _asks_plural(p.question) else None
+
+
+def is_all(p: Profile, quotes: list[str]) -> dict | None:
+    return {"count_words": _counted(p.question)} if _asks_plural(p.question) and _ALL.search(p.question) else None
+
+
+def is_list(p: Profile, quotes: list[str]) -> dict | None:
+    return {"count_words": _counted(p.question)} if _asks_plural(p.question) else None
+
+
+def is_lookup(p: Profile, quotes: list[str]) -> dict | None:
+    return {"count_words": _counted(p.question)}
 
 
 _EITHER = re.compile(r"(?:,|\b(?:between|of|is|was|are|were|has|have|did|does|do))\s+((?:the\s+)?[A-Z0-9][^,?]{0,80}?)"
