@@ -726,3 +726,28 @@ def test_a_default_stated_across_a_line_break_in_an_entry_competes_with_another_
     log.add(tools.run(parse("read bash.txt 66 66")).shown)
     verdict = v.check("~/.sh_history")
     assert not verdict.ok and "bash_history" in verdict.missing  # two defaults: neither is established alone
+
+
+TERMINAL_PAGE = """# Postscript
+Several options may be given. The default size for postscript output is 10 inches x 7 inches. The default for eps \
+output is 5 x 3.5 inches. The fontscale is 0.5 by default.
+where res may be 75, 100, 150 or 300 dots per inch; the default is 75.
+# Dumb
+where xchars and ychars set the size of the text block. The default is 79 by 24.
+"""
+
+
+@pytest.mark.parametrize("question, right, wrong", [
+    ("What is the default size of the postscript output?", "10, 7", "5, 3.5"),  # the next sentence is eps
+    ("What is the default resolution in dots per inch?", "75", "150"),  # the value the default is said of
+    ("What is the default size of the dumb terminal's text block?", "79, 24", None),  # a short sentence
+])
+def test_a_default_is_the_value_its_clause_states_and_the_next_sentence_does_not_compete(write, question, right,
+                                                                                         wrong):
+    filler = "".join(f"Filler line {i} about plotting styles and colours.\n" for i in range(200))
+    tools = ToolRunner(DocumentStore.open([str(write("gnuplot.txt", filler + TERMINAL_PAGE + filler))]))
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("read gnuplot.txt 201 206")).shown)
+    assert v.check(right).ok, v.check(right).missing
+    assert wrong is None or not v.check(wrong).ok

@@ -236,6 +236,9 @@ class CommandLoop:
             return None
         pending = self.gate.pending
         pairs = self.gate.offered(self.verifier.pairs())
+        if not pairs and self.verifier.profile.values > 1:  # no sentence states two: two different grounded values
+            values = self.gate.offered(self.verifier.candidates())[:OFFERED + 2]
+            pairs = self.gate.offered([f"{a}, {b}" for a in values for b in values if a != b])
         if pairs:  # a range or a size: one of the pairs a shown sentence states
             return prompts.command_grammar(self.names, pairs, self.verifier.profile.answer_type,
                                            can_answer=bool(self.seen))

@@ -29,6 +29,8 @@ LEAD_SHARE, LEAD_CHARS = 0.5, 400
 """A sentence matches the question by its own words and, at half weight, by the 400 characters before it in its
 paragraph or entry."""
 DEFAULT_BONUS = 1.5
+DEFAULT_REACH = 80
+"""How far after the word "default" the value it states may sit, in characters (within its clause)."""
 DEFAULT_COMPETING_SHARE = 0.7
 """For a question about a default, another sentence stating a default competes when it matches the question
 this well (two defaults of one thing, one of them in a mode or case the question does not name, are not
@@ -138,11 +140,11 @@ class Verifier:
                 continue
             others = [v for v in self.values(s.text) if v not in have and v not in asked
                       and not only_a_reference(s.norm, v)]
-            if not others:
-                continue
-            words = view._words_read(s)
-            if words < cited or not words:
-                continue  # it lacks a word of the question the cited sentence has: the question tells them apart
+            if not others or not view._valued(s):
+                continue  # no other value, or one value where a range or a size (two) is asked
+            words = view._words_read(s, after=[c.quote for c in verdict.citations])
+            if not words or self._told_apart(cited - words, words - cited):
+                continue  # the question tells them apart
             states = self.profile.default and DEFAULT_STATED.search(view.whole_sentence(s))
             if view.sentence_score(s) < (DEFAULT_COMPETING_SHARE if states else COMPETING_SHARE) * best:
                 continue  # it shares the words but matches the question clearly worse (a common word or two)
@@ -154,10 +156,28 @@ class Verifier:
                                    f"{s.doc}:{s.line}: {s.text[:160]}", step=f"read {s.doc} {s.line} {s.line}")
         return verdict
 
-    def _words_read(self, s: Sentence) -> frozenset[str]:
+    def _told_apart(self, lacks: set[str], adds: set[str]) -> bool:
+        """Whether the question's words tell a sentence from the cited one: it lacks a name of the question the
+        cited one has, or lacks a word of it and adds none as telling (the documents hold it as often or less),
+        as "autumn" is beside "spring" in "in its spring survey and in its autumn survey", and "files" is not
+        beside "variable" in "the variable files"."""
+        if not lacks:
+            return False
+        if lacks & set(self.profile.terms) or not adds:
+            return True
+        if self.counter is None:
+            return False
+        return min(self.counter(w) for w in adds) > min(self.counter(w) for w in lacks)
+
+    def _words_read(self, s: Sentence, after: list[str] | None = None) -> frozenset[str]:
         """The question's words a sentence carries, read whole (across a line break), and with its paragraph
-        when it names nothing of its own."""
+        when it names nothing of its own; a paragraph read only from after the texts in `after` (the cited
+        sentences: the sentence that follows a cited one in its paragraph is about something else, "The default
+        for eps output is 5 x 3.5 inches." after the postscript default, not about what the cited one is)."""
         lead = self.lead(s) if not self.own_names(s) else ""
+        for text in after or []:
+            if text and text in lead:
+                lead = lead[lead.rindex(text) + len(text):]
         return self.question_words(" ".join([s.context, self.whole_sentence(s), lead]))
 
     def question_words(self, text: str) -> frozenset[str]:
@@ -252,7 +272,7 @@ class Verifier:
             return True  # questions naming nothing are held to it in _in_best_passage
         best = self._memo("best_carrying", lambda: max(
             (self.sentence_score(x) for x in self.log.sentences()
-             if holds_value(x.text, kind) and self.carries(x, bridges=False) is not None
+             if self._valued(x) and self.carries(x, bridges=False) is not None
              and self.default_after(x) is None), default=0.0))
         return self.sentence_score(s) >= COMPETING_SHARE * best
 
@@ -480,7 +500,9 @@ class Verifier:
              if p.doc.name == x.doc and p.start <= x.line <= p.end), default=0.0))
         kind = self.profile.answer_type
         share = VALUED_SHARE if kind in VALUES else BEST_SHARE  # a value: held to the valued best
-        if not (score(s) >= share * top > 0 and len(re.findall(r"[A-Za-z]{3,}", self.whole_sentence(s))) >= 3):
+        lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
+        before = lines.get((s.doc, s.line), "")[:s.start]  # a short sentence ("The default is 79 by 24.") with its line
+        if not (score(s) >= share * top > 0 and len(re.findall(r"[A-Za-z]{3,}", before + self.whole_sentence(s))) >= 3):
             return False
         if self.default_after(s) is not None:
             return False
@@ -490,9 +512,30 @@ class Verifier:
         # as good): "/etc/opt" in a sentence on configuration does not answer where variable files go
         valued = self._memo("best_valued", lambda: max(
             (score(x) for x in self.log.sentences() for p in inside
-             if p.doc.name == x.doc and p.start <= x.line <= p.end and holds_value(x.text, kind)
+             if p.doc.name == x.doc and p.start <= x.line <= p.end and self._valued(x)
              and self.default_after(x) is None), default=0.0))
         return score(s) >= COMPETING_SHARE * valued
+
+    def _valued(self, s: Sentence) -> bool:
+        """Whether a sentence states a value of the asked kind (two different ones, for a range or a size asked
+        as a whole: "a size of 12 points" states no size of a plot)."""
+        if not holds_value(s.text, self.profile.answer_type):
+            return False
+        return self.profile.values < 2 or len(set(self.values(self.whole_sentence(s)))) >= self.profile.values
+
+    def the_default(self, s: Sentence, atoms: list[str]) -> bool:
+        """For a question about a default, in a sentence that states one among other values ("res may be 75, 100,
+        150 or 300 dots per inch; the default is 75"): the answer is the value the default is said of, just
+        after the mention (or just before it: "500 by default")."""
+        text = self.whole_sentence(s)
+        if not self.profile.default or len(set(self.values(text))) < 2:
+            return True
+        for m in DEFAULT_STATED.finditer(text):
+            clause = re.split(r";|\.(?:\s|$)", text[m.end():m.end() + DEFAULT_REACH])[0]
+            near = self.values(clause) + self.values(text[max(0, m.start() - 25):m.start()])[-1:]
+            if near:
+                return all(a in near for a in atoms)
+        return True
 
     def default_kept(self, s: Sentence, links: list[Sentence]) -> bool:
         """A question about a default, when a shown line that carries the question states one, is answered from
