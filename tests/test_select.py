@@ -1,3 +1,4 @@
+import re
 import json
 
 import pytest
@@ -202,3 +203,18 @@ def test_after_a_refused_name_the_grammar_offers_the_names_and_quoted_values_of_
     offered = model.calls[1]["grammar"].split("cmd-answer  ::=")[1].splitlines()[0]
     assert '"python-requests"' in offered and '"default_user_agent"' not in offered
     assert (result.answer, result.verified) == ("python-requests", True)
+
+
+def test_a_lookup_grammar_offers_the_values_of_the_best_lines_and_moves_on_as_they_are_refused(write):
+    lines = [f"Entry {i}: the depot clerk filed the daily sheet about barrels." for i in range(300)]
+    for i, boat in enumerate(("barge", "raft", "skiff", "canoe", "ferry")):
+        lines[100 + 3 * i] = f"The Kestrel harbour toll for a {boat} is {41 + i} crowns."
+    store = DocumentStore.open([str(write("tolls.txt", "\n".join(lines) + "\n"))])
+    model = ScriptedModel(['answer "42"', 'answer "43"'] + ['answer "41"'] * 6)
+    model.supports_grammar = True
+    result = reader(model, store, first_step=True).run("How many crowns is the Kestrel harbour toll for a barge?")
+    offered = [set(re.findall(r'"(\d+)"', c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0].replace('\\"', "")))
+               for c in model.calls]
+    assert len(offered[0]) == 3 and "41" in offered[0]  # the best three lines' values, the answer's among them
+    assert "42" not in offered[1] and len(offered[1]) == 3  # a refused value makes room for the next line's
+    assert (result.answer, result.verified) == ("41", True)

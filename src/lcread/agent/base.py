@@ -98,9 +98,11 @@ class Context:
         raise NotImplementedError
 
 
-OFFERED = 4
-"""A lookup's answer grammar offers the values of the best-matching lines, at most this many at a time (each one
-refused makes room for the next)."""
+OFFERED_LINES = 3
+"""A lookup's answer grammar offers the values of the best-matching lines, this many lines at a time (each value
+refused makes room for the next line's)."""
+PAIRED = 6
+"""For a range or a size no shown sentence states as a pair, the pairs of two different values among this many."""
 
 
 class CommandLoop:
@@ -237,14 +239,15 @@ class CommandLoop:
         pending = self.gate.pending
         pairs = self.gate.offered(self.verifier.pairs())
         if not pairs and self.verifier.profile.values > 1:  # no sentence states two: two different grounded values
-            values = self.gate.offered(self.verifier.candidates())[:OFFERED + 2]
+            values = self.gate.offered(self.verifier.candidates())[:PAIRED]
             pairs = self.gate.offered([f"{a}, {b}" for a in values for b in values if a != b])
         if pairs:  # a range or a size: one of the pairs a shown sentence states
             return prompts.command_grammar(self.names, pairs, self.verifier.profile.answer_type,
                                            can_answer=bool(self.seen))
-        candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None))
-        if self.verifier.profile.kind is Kind.LOOKUP and self.verifier.profile.values == 1:
-            candidates = candidates[:OFFERED]  # a small model chooses well among a few: the best lines' values
+        narrower = {"lines": OFFERED_LINES, "refused": self.gate.refused} \
+            if self.verifier.profile.kind is Kind.LOOKUP and self.verifier.profile.values == 1 else {}
+        # a small model chooses well among a few: a lookup's answer is one of the values of the best lines
+        candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None, **narrower))
         keep = self.verifier.linked_items(pending[0]) if pending else []
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
                                        [k for k in keep if k in candidates], self.verifier.slots(),

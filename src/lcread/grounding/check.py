@@ -331,9 +331,10 @@ class Verifier:
 
     # --- the values an answer may take (the answer grammar's) -----------------------------------------
 
-    def candidates(self, after_refusal: bool = False) -> list[str]:
-        """The grounded values an answer to this question may take (the question kind's, from the table)."""
-        return KINDS[self.profile.kind].candidates(self, after_refusal)
+    def candidates(self, after_refusal: bool = False, **narrower) -> list[str]:
+        """The grounded values an answer to this question may take (the question kind's, from the table); a
+        lookup's may be narrowed to the values of its best `lines`, leaving out those `refused`."""
+        return KINDS[self.profile.kind].candidates(self, after_refusal, **narrower)
 
     def linked_items(self, answer: str) -> list[str]:
         """The items of a list answer that the chain of shown lines already links to the question."""

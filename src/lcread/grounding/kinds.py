@@ -237,7 +237,8 @@ def sections(v: Verifier, after_refusal: bool = False) -> list[str]:
                               if p.section and fragment and fragment in norm(p.text)))
 
 
-def grounded_values(v: Verifier, after_refusal: bool = False) -> list[str]:
+def grounded_values(v: Verifier, after_refusal: bool = False, lines: int | None = None,
+                    refused: set[str] | frozenset = frozenset()) -> list[str]:
     """Values of the asked kind in shown sentences that carry the question's terms: what a grounded answer can
     be, those of the lines that match the question best first. Numbers, dates and paths always; names and other
     text only after an answer was sent back (the embedded model's answer grammar is then limited to these)."""
@@ -267,11 +268,17 @@ def grounded_values(v: Verifier, after_refusal: bool = False) -> list[str]:
     out: list[str] = []
     for s in pool:
         if kind in ("number", "date"):
-            out += [x for x in v.raw_values(s.text) if norm(x) not in terms and not only_a_reference(s.norm, x)]
+            mine = [x for x in v.raw_values(s.text) if norm(x) not in terms and not only_a_reference(s.norm, x)]
         elif kind == "path":  # a directory or file the best sentences name (/var/tmp), not one the question does
-            out += [x for x in v.raw_values(s.text) if path_key(x) not in asked_paths]
+            mine = [x for x in v.raw_values(s.text) if path_key(x) not in asked_paths]
         else:
-            out += v.names(s, asked, terms, len(pool))
+            mine = v.names(s, asked, terms, len(pool))
+        mine = [x for x in mine if norm(x) not in refused]
+        if mine and lines is not None:  # only the values of the best few lines not yet refused
+            if lines == 0:
+                break
+            lines -= 1
+        out += mine
     return list(dict.fromkeys(out))[:24]
 
 
