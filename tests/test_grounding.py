@@ -751,3 +751,18 @@ def test_a_default_is_the_value_its_clause_states_and_the_next_sentence_does_not
     log.add(tools.run(parse("read gnuplot.txt 201 206")).shown)
     assert v.check(right).ok, v.check(right).missing
     assert wrong is None or not v.check(wrong).ok
+
+
+@pytest.mark.parametrize("name, text, question, answer", [
+    ("sixel.txt", "Sixel terminal.\nBy default the sixel output uses 16 indexed colors.\n",
+     "How many indexed colours does the sixel terminal use by default?", "16"),  # British and American spelling
+    ("models.py", "class Response:\n    def iter_content(self, chunk_size=1, decode_unicode=False):\n        pass\n",
+     "How many bytes does iter_content yield per chunk when no chunk size is given?", "1"),  # chunk_size=1: a chunk
+])
+def test_spelling_and_a_code_name_carry_the_question_s_words(write, name, text, question, answer):
+    filler = "".join(f"# filler line {i} about other matters\n" for i in range(100))
+    tools = ToolRunner(DocumentStore.open([str(write(name, filler + text))]))
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("read " + name + " 101 102")).shown)
+    assert v.check(answer).ok, v.check(answer).missing

@@ -289,6 +289,9 @@ class Verifier:
             before = s.norm[:near.start()][-40:] if near else ""
             if near is not None and any(prefix(n, near.group(0) + " " + before) for n in nouns):
                 return True
+            named = re.search(rf"(\w+)\s*[:=]\s*{re.escape(atom)}(?![\w.])", s.text)  # code: chunk_size=1
+            if named and any(prefix(stem(k), " ".join(named.group(1).lower().split("_"))) for k in p.keywords):
+                return True
             # a sentence with one value and no name of its own takes its unit from its paragraph ("The value is
             # specified in milliseconds ... The default value is 500.")
             lead = norm(self.lead(s))

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from lcread.grounding.patterns import entry_name
+from lcread.grounding.patterns import entry_name, us_spelling
 from lcread.tools.evidence import Search, Shown
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -18,8 +18,8 @@ _QUOTES = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'", "«": '
 
 
 def norm(text: str) -> str:
-    """Lower case, straight quotes, no thousands separators, whitespace collapsed."""
-    return " ".join(_THOUSANDS.sub("", text.translate(_QUOTES)).lower().split())
+    """Lower case, straight quotes, no thousands separators, whitespace collapsed, American spelling."""
+    return us_spelling(" ".join(_THOUSANDS.sub("", text.translate(_QUOTES)).lower().split()))
 
 
 def has(haystack_norm: str, needle: str) -> bool:

@@ -52,3 +52,19 @@ def entry_name(line: str) -> bool:
     letters = sum(c.isalpha() for c in t)
     return 0 < len(t) <= 40 and len(t.split()) <= 4 and not t.endswith((".", ",", ";", ":", ")", "!", "?")) \
         and t[:1].isalnum() and letters >= len(t.replace(" ", "")) / 2
+
+
+_SPELLINGS = {"colour": "color", "behaviour": "behavior", "favour": "favor", "honour": "honor", "labour": "labor",
+              "neighbour": "neighbor", "licence": "license", "centre": "center", "metre": "meter", "litre": "liter",
+              "grey": "gray", "analyse": "analyze", "organise": "organize", "recognise": "recognize",
+              "initialise": "initialize", "serialise": "serialize", "normalise": "normalize", "optimise": "optimize",
+              "customise": "customize", "authorise": "authorize", "summarise": "summarize", "catalogue": "catalog",
+              "programme": "program", "defence": "defense", "cancelled": "canceled", "travelled": "traveled",
+              "modelling": "modeling", "labelled": "labeled", "signalled": "signaled"}
+SPELLING = re.compile(r"\b(" + "|".join(sorted(_SPELLINGS, key=len, reverse=True)) + r")", re.I)
+"""British spellings (at a word's start, so "colours" and "initialised" too), read as American ones: a question
+asking about "colours" finds "colors"."""
+
+
+def us_spelling(text: str) -> str:
+    return SPELLING.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)

@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from enum import Enum
 
+from lcread.grounding.patterns import us_spelling
+
 STOPWORDS = set("""a an the of in on at to for from by with about into over under and or but nor not no is are
 was were be been being am do does did done has have had having will would shall should can could may might
 must what which who whom whose when where why how that this these those there here it its it's they them
@@ -26,7 +28,7 @@ _NUMBER_ASK = re.compile(
     r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
     r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
     r"capacity|population|length|width|height|weight|temperature|speed|duration|timeout|delay|interval|threshold|retries|"
-    r"maximum|minimum|max|min|range|ranges|uid|gid|id)\b", re.I)
+    r"maximum|minimum|max|min|range|ranges|uids?|gids?|ids?)\b", re.I)
 _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits|seconds|milliseconds|microseconds|"
                        r"minutes|hours|days|weeks|months|years|characters|chars|lines|pixels|points|inches|centimeters|"
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
@@ -328,8 +330,9 @@ def _parts(q: str, terms: list[str]) -> list[str]:
 
 def stem(word: str) -> str:
     """A crude, conservative stem, matched as a word prefix: 'embed' finds 'embedded', 'warnings' finds
-    'warning', 'deliveries' finds 'delivery', but 'musical' does not find 'Musik'."""
-    word = word.lower()
+    'warning', 'deliveries' finds 'delivery', but 'musical' does not find 'Musik'; British spelling read as
+    American ('colours' finds 'colors')."""
+    word = us_spelling(word.lower())
     for ending, instead in (("ies", "y"), ("sses", "ss"), ("s", "")):
         if word.endswith(ending) and len(word) > len(ending) + 2 and not word.endswith("ss"):
             word = word[: -len(ending)] + instead

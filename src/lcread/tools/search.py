@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from lcread.grounding.patterns import entry_name, holds_value
+from lcread.grounding.patterns import entry_name, holds_value, us_spelling
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, rg_stream
 
@@ -143,6 +143,9 @@ def forms_of(word: str) -> set[str]:
     base = lemma(word)
     _, table = _lemmas()
     out = {low, base, *table.get(base, [])[:24], *_IRREGULAR.get(low, ()), *_IRREGULAR.get(base, ())}
+    us = us_spelling(low)
+    if us != low:  # "colours" also finds "colors"
+        out |= forms_of(us)
     if base.isalpha() and len(base) >= 3:
         stem = base[:-1] if base.endswith("e") else base
         plural = base + "es" if base.endswith(("s", "x", "z", "ch", "sh")) else \
