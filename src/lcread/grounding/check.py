@@ -20,22 +20,21 @@ from lcread.grounding.verdict import (VALUE, Verdict, distinctive, grep_step, ho
                                       thousands, value_shape)
 from lcread.tools.evidence import Shown
 
-
-
 _QUOTED_VALUE = re.compile(r"\"([^\"\n]{2,40})\"|'([^'\n]{2,40})'|[‘“]([^’”\n]{2,40})[’”]")
+"""A quoted value in a shown line (`name="python-requests"`): a name an answer may take."""
 COMPETING_SHARE = 0.85
 """Another sentence competes with the cited one when it matches the question at least this well, relative to it."""
 LEAD_SHARE, LEAD_CHARS = 0.5, 400
 """A sentence matches the question by its own words and, at half weight, by the 400 characters before it in its
 paragraph or entry."""
 DEFAULT_BONUS = 1.5
+"""When the question asks for a default, a sentence that states one matches it this much better."""
 DEFAULT_REACH = 80
 """How far after the word "default" the value it states may sit, in characters (within its clause)."""
 DEFAULT_COMPETING_SHARE = 0.7
 """For a question about a default, another sentence stating a default competes when it matches the question
 this well (two defaults of one thing, one of them in a mode or case the question does not name, are not
 told apart by lcread: neither is verified)."""
-"""When the question asks for a default, a sentence that states one matches it this much better."""
 MAX_NAME_USES = 12
 """A name written as code (`DEFAULT_REDIRECT_LIMIT`) still links sentences when this many shown lines use it."""
 BRIDGE_HOPS = 3
