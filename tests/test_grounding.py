@@ -766,3 +766,21 @@ def test_spelling_and_a_code_name_carry_the_question_s_words(write, name, text, 
     v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
     log.add(tools.run(parse("read " + name + " 101 102")).shown)
     assert v.check(answer).ok, v.check(answer).missing
+
+
+def test_every_kind_has_one_entry_in_the_kinds_table_and_questions_are_recognised_in_its_order():
+    from lcread.grounding.kinds import KINDS
+    from lcread.grounding.question import Kind
+
+    assert list(KINDS) == [Kind.CHOICE, Kind.PAGE, Kind.WHERE, Kind.SUMMARY, Kind.COUNT, Kind.YESNO, Kind.PARTS,
+                           Kind.ALL, Kind.LIST, Kind.LOOKUP] and set(KINDS) == set(Kind)
+    asked = {"On which page is the warranty given?": Kind.PAGE,
+             'Which section holds the line "refunds are capped"?': Kind.WHERE,
+             "Summarise the refund policy.": Kind.SUMMARY, "How many gale warnings were logged at Pier 7?": Kind.COUNT,
+             "May /bin contain subdirectories?": Kind.YESNO, "What are the ages of Anne and Bob?": Kind.PARTS,
+             "What is the refund limit?": Kind.LOOKUP, "Which is older, the Ritz or the Savoy?": Kind.CHOICE}
+    for question, kind in asked.items():
+        assert classify(question).kind is kind, question
+    log = EvidenceLog()
+    where = Verifier(classify('Which section holds the line "refunds are capped"?'), log)
+    assert KINDS[Kind.WHERE].next_step(where) == "grep -i -F -p 'refunds are capped'"

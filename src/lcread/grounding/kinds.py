@@ -14,12 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lcread.grounding.evidence import Citation, EvidenceLog, has, norm
-from lcread.grounding.patterns import PATH, holds_value, path_key, prefix
 from lcread.grounding import question as q
+from lcread.grounding.evidence import Citation, EvidenceLog, cite, has, norm
+from lcread.grounding.patterns import PATH, holds_value, path_key, prefix
 from lcread.grounding.question import Kind, stem
 from lcread.grounding.verdict import NEGATION, Verdict, grep_step, holds, only_a_reference
-from lcread.grounding.evidence import cite
 from lcread.tools.evidence import Shown
 
 if TYPE_CHECKING:
@@ -51,7 +50,7 @@ def lookup(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdict:
     together = main if v.profile.values > 1 else []  # a range or a size: both numbers in one sentence
     if together and len(set(main)) < v.profile.values:
         return Verdict(False, missing=f"a range or a size has {v.profile.values} different values; the answer "
-                                      f"gives {len(set(main))}", step=v.term_step())
+                                      f"gives {len(set(main))}", step=next_step(v))
     for atom in main:
         for s in sorted(found[atom], key=v.sentence_score, reverse=True):  # the best-matching line first
             links = v.carries(s)
@@ -66,7 +65,7 @@ def yes_or_no(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdic
     sentence with a negation ("There must be no subdirectories in /bin") says no, one without says yes."""
     carrying = [(s, links) for s in v.log.sentences() if (links := v.carries(s)) is not None]
     if not carrying or not (v.profile.terms or v.profile.keywords):
-        return Verdict(False, missing="no shown line carries the question's terms", step=v.term_step())
+        return Verdict(False, missing="no shown line carries the question's terms", step=next_step(v))
     s, links = max(carrying, key=lambda x: v.sentence_score(x[0]))
     says = "no" if NEGATION.search(v.whole_sentence(s)) else "yes"
     if re.match(r"\s*(yes|no)\b", answer, re.I).group(1).lower() != says:
@@ -100,7 +99,7 @@ def every_value(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verd
         return lookup(v, answer, atoms, found)
     if v.log.searched(term) is None:
         return Verdict(False, missing=f"every value for {term!r} is asked for, and no complete search for it "
-                       "has been shown", step=grep_step(term))
+                       "has been shown", step=next_step(v))
     values = set(v.main_atoms(atoms))
     with_term = [s for s in v.log.sentences() if has(s.context, term)]
     expected = {x for s in with_term for x in v.values(s.text)}
@@ -108,7 +107,7 @@ def every_value(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verd
     if lacking or not expected:
         return Verdict(False, [cite(s) for s in with_term], missing=f"lines with {term!r} also give "
                        f"{', '.join(lacking) or 'no value'}, which the answer lacks" if lacking
-                       else f"no shown line gives a value for {term!r}", step=grep_step(term))
+                       else f"no shown line gives a value for {term!r}", step=next_step(v))
     return Verdict(True, [cite(s) for s in with_term if any(has(s.norm, x) for x in values)])
 
 
@@ -182,7 +181,7 @@ def page(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdict:
             return Verdict(True, [cite(s)])
     if not pages:
         return Verdict(False, missing="no shown line carries the question's terms on a known page",
-                       step=v.term_step().replace("grep ", "grep -p ", 1))
+                       step=next_step(v))
     return Verdict(False, missing=f"the shown lines with the question's terms are on page "
                    f"{', '.join(sorted(set(pages.values()), key=int)[:5])}, not {numbers[0] if numbers else answer!r}")
 
@@ -195,7 +194,7 @@ def where(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdict:
     quoted = [Citation(p.doc, p.line, p.start, p.start + len(p.text), p.text) for p in hits]
     if not placed:
         return Verdict(False, quoted, missing="the section holding the quoted text has not been shown",
-                       step=grep_step(v.profile.quote[:60], with_section=True))
+                       step=next_step(v))
     want = norm(answer)
     for p in placed:
         section = norm(p.section[1])
@@ -283,6 +282,11 @@ def grounded_values(v: Verifier, after_refusal: bool = False, lines: int | None 
 
 
 # --- what lcread runs next, by kind -------------------------------------------------------------------------------
+
+def next_step(v: Verifier) -> str:
+    """The step the question's kind runs when an answer lacks its evidence (the table's)."""
+    return KINDS[v.profile.kind].next_step(v)
+
 
 def term_step(v: Verifier) -> str:
     """grep the question's rarest distinguishing term (else its rarest keyword)."""
