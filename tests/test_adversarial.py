@@ -635,8 +635,10 @@ def _endings():
     return {
         "answered": ([QUESTION], good, None, {}, 0),
         "unverified-accepted": ([QUESTION, "--no-sufficiency"], [Step(text='answer "99 euros"')], None, {}, 4),
-        "refused-to-the-limit": ([QUESTION], [Step(text="grep -i refund")],
-                                 Step(text='answer "99 euros"'), {}, 3),
+        "refused-to-the-limit": (["How many euros is the refund limit?"], [Step(text="read terms.txt 1 3")],
+                                 Step(text='answer "three"'), {}, 4),  # shown, never tied to the refund
+        "nothing-found-at-the-limit": ([QUESTION], [Step(text="grep -i refund")], Step(text='answer "99 euros"'),
+                                       {}, 3),
         "step-limit": ([QUESTION, "--max-steps", "2"], [], Step(text="grep -i shipping"), {}, 3),
         "format-limit": ([QUESTION], [], Step(text="I am not sure what to do."), {}, 3),
         "model-error": ([QUESTION], [Step(text="grep -i refund")], busy, {"LCREAD_RETRIES": "1"}, 5),
@@ -679,5 +681,6 @@ def test_endings_keep_their_exit_status_and_json(case, write, tmp_path):
     payload = json.loads(out)
     if code in (1, 2):
         assert payload["exit_status"] == code and payload["error"] and "\n" not in payload["error"]
-    else:
-        assert "answer" in payload and payload["final"] is (code in (0, 4))
+    else:  # a result: final unless a limit ended the run (answers refused to the limit end unverified, 4)
+        assert "answer" in payload and payload["final"] is (code == 0 or code == 4 and "limit" not in
+                                                            payload["stop_reason"])

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from lcread.agent.result import Stop
+from lcread.agent.result import NOTHING_FOUND, Stop
 from lcread.errors import LcreadError, UsageError
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
@@ -47,14 +47,16 @@ def conversion_progress():
 
 def exit_status(result) -> int:
     """0: answered, verified (or an open question, where no check applies); 3: a limit ended the run;
-    4: answered but unverified; 5: the model failed mid-run; 128 + the signal number: interrupted."""
+    4: answered but unverified (also when the run ended because answers kept lacking their evidence: the model
+    answered, lcread could not verify it); 5: the model failed mid-run; 128 + the signal number: interrupted."""
     if result.stop.kind is Stop.INTERRUPTED:
         return 128 + (_signal["number"] or 2)
     if result.stop.kind is Stop.MODEL_ERROR:
         return EXIT_MODEL
-    if not result.final:
+    refused = result.stop.kind in (Stop.SUFFICIENCY_LIMIT, Stop.GROUNDING_LIMIT) and result.answer != NOTHING_FOUND
+    if not result.final and not refused:
         return EXIT_LIMIT
-    return EXIT_UNVERIFIED if result.verified is False else 0
+    return EXIT_UNVERIFIED if result.verified is False or refused else 0
 
 
 def report(result, json_out: bool) -> None:

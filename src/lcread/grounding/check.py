@@ -767,7 +767,7 @@ class Verifier:
     def locate(self, answer: str) -> list[Citation]:
         """Shown sentences holding any part of the answer (for an answer that is not verified)."""
         atoms = self.atoms(LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
-        return [cite(s) for s in self.log.sentences() if any(has(s.norm, a) for a in atoms)][:6]
+        return [cite(s) for s in self.log.sentences() if any(holds(s.norm, a) for a in atoms)][:6]
 
 
 def _shape(token: str) -> str:
