@@ -784,3 +784,22 @@ def test_every_kind_has_one_entry_in_the_kinds_table_and_questions_are_recognise
     log = EvidenceLog()
     where = Verifier(classify('Which section holds the line "refunds are capped"?'), log)
     assert KINDS[Kind.WHERE].next_step(where) == "grep -i -F -p 'refunds are capped'"
+
+
+def test_a_piece_of_a_path_as_answer_meets_the_paths_that_compete_with_it(write):
+    text = "Bash Variables\nHISTFILE The name of the file to which the command history is saved. The default value\n" \
+           "is ~/.bash_history.\n" + "Filler about other settings.\n" * 60 + \
+           "Bash POSIX Mode\n12. The default history file is ~/.sh_history (this is the default value of $HISTFILE).\n"
+    tools = ToolRunner(DocumentStore.open([str(write("bash.txt", text))]))
+    question = "What is the default value of HISTFILE?"
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse("read bash.txt 65 65")).shown)
+    verdict = v.check("sh_history")  # a name, but the cited line holds it as ~/.sh_history
+    assert not verdict.ok and "bash_history" in verdict.missing
+
+
+@pytest.mark.parametrize("question", ["What is the largest value an exit status can have?",
+                                      "Which mode should a package give the directories it creates?"])
+def test_a_bound_or_a_mode_asks_for_a_number(question):
+    assert classify(question).answer_type == "number"

@@ -94,11 +94,15 @@ class Verifier:
         verdict = KINDS[p.kind].predicate(self, answer, atoms, found)
         if verdict.ok and verdict.applies and p.answer_type in VALUES and p.kind in (Kind.LOOKUP, Kind.PARTS):
             return self._competing(atoms, verdict)
-        shape = value_shape(answer)
-        if verdict.ok and verdict.applies and p.answer_type == "text" and p.kind is Kind.LOOKUP and shape:
-            # an open question ("the default value of HISTFILE") answered with a path or a number: other values
-            # of that shape in sentences matching the question as well compete all the same
-            return self._as_kind(shape)._competing(self._as_kind(shape).atoms(answer), verdict)
+        if verdict.ok and verdict.applies and p.answer_type == "text" and p.kind is Kind.LOOKUP:
+            # an open question ("the default value of HISTFILE") answered with a path or a number, or a piece of a
+            # path the cited line holds (sh_history of ~/.sh_history): other values of that shape in sentences
+            # matching the question as well compete all the same
+            whole = next((m.group(0) for c in verdict.citations for m in PATH.finditer(c.quote)
+                          if answer in m.group(0) and "/" in m.group(0)), answer)
+            shape = value_shape(whole)
+            if shape:
+                return self._as_kind(shape)._competing(self._as_kind(shape).atoms(whole), verdict)
         return verdict
 
     def _as_kind(self, kind: str) -> "Verifier":

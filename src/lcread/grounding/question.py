@@ -28,7 +28,8 @@ _NUMBER_ASK = re.compile(
     r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
     r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
     r"capacity|population|length|width|height|weight|temperature|speed|duration|timeout|delay|interval|threshold|retries|"
-    r"maximum|minimum|max|min|range|ranges|uids?|gids?|ids?)\b", re.I)
+    r"maximum|minimum|max|min|largest|smallest|highest|lowest|mode|permissions?|range|ranges|uids?|gids?|ids?)\b",
+    re.I)
 _UNIT_ASK = re.compile(r"\bin (bytes|kilobytes|megabytes|gigabytes|kb|mb|gb|bits|seconds|milliseconds|microseconds|"
                        r"minutes|hours|days|weeks|months|years|characters|chars|lines|pixels|points|inches|centimeters|"
                        r"millimeters|meters|metres|kilometers|miles|percent|degrees)\b|\bwhat percentage\b|"
