@@ -803,3 +803,13 @@ def test_a_piece_of_a_path_as_answer_meets_the_paths_that_compete_with_it(write)
                                       "Which mode should a package give the directories it creates?"])
 def test_a_bound_or_a_mode_asks_for_a_number(question):
     assert classify(question).answer_type == "number"
+
+
+def test_a_number_the_question_states_is_not_offered_as_its_answer(write):
+    text = "Exit status.\nExit statuses fall between 0 and 255. They are stored in eight bits, so the maximum value " \
+           "is 255.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("bash.txt", text))]))
+    v, log = gate(tools, "Exit statuses are restricted to eight bits: what is the maximum?")
+    log.add(tools.run(parse("read bash.txt 1 2")).shown)
+    offered = v.candidates()
+    assert "255" in offered and not {"8", "eight"} & set(offered)

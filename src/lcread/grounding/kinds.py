@@ -247,6 +247,7 @@ def grounded_values(v: Verifier, after_refusal: bool = False, lines: int | None 
     asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
     terms = {norm(t) for t in p.terms}
     asked_paths = {path_key(m.group(0)) for m in PATH.finditer(p.question)}
+    asked_values = set(v.values(p.question))  # "restricted to eight bits: what is the maximum?" is not 8
     if p.kind is Kind.LIST:
         pool = v.component()
     elif p.kind is Kind.PARTS:
@@ -267,7 +268,8 @@ def grounded_values(v: Verifier, after_refusal: bool = False, lines: int | None 
     out: list[str] = []
     for s in pool:
         if kind in ("number", "date"):
-            mine = [x for x in v.raw_values(s.text) if norm(x) not in terms and not only_a_reference(s.norm, x)]
+            mine = [x for x in v.raw_values(s.text) if norm(x) not in terms and not only_a_reference(s.norm, x)
+                    and v.values(x)[:1] != [] and v.values(x)[0] not in asked_values]
         elif kind == "path":  # a directory or file the best sentences name (/var/tmp), not one the question does
             mine = [x for x in v.raw_values(s.text) if path_key(x) not in asked_paths]
         else:
