@@ -82,9 +82,12 @@ def state_grammar(doc_names: list[str], items: int, findings: int, after_command
     state = template("state.gbnf").replace("@MORE@", str(items - 1)).replace("@MOREFINDINGS@", str(findings - 1))
     commands = commands or command_grammar(doc_names)
     root = re.compile(r"^root\b", re.M)
-    if after_command:
+    if after_command:  # an answer ends the reply (it needs no new state); any other command is followed by one
         commands = root.sub("cmd-line", commands, count=1)
-        state = root.sub("st-root", state, count=1) + '\nroot ::= cmd-line "\\n" st-root\n'
+        acting = re.search(r"^cmd-line\s*::=(.*)$", commands, re.M).group(1)
+        actions = " | ".join(a.strip() for a in acting.split("|") if a.strip() != "cmd-answer")
+        state = root.sub("st-root", state, count=1) + \
+            f'\ncmd-act ::= {actions}\nroot ::= {"cmd-answer | " if actions != acting.strip() else ""}cmd-act "\\n" st-root\n'
     else:
         commands = root.sub("cmd-unused", commands, count=1)
     return commands + "\n" + state
