@@ -813,3 +813,12 @@ def test_a_number_the_question_states_is_not_offered_as_its_answer(write):
     log.add(tools.run(parse("read bash.txt 1 2")).shown)
     offered = v.candidates()
     assert "255" in offered and not {"8", "eight"} & set(offered)
+
+
+def test_an_assignment_line_heads_no_paragraph(write):
+    text = "Prose before.\nVAR COPPERHARBOR = 7471578\nElinor kept her concern and her censure to herself; and was very\n" \
+           "thankful that Marianne was not present.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("vt.txt", text))]))
+    v, log = gate(tools, "Which variables are assigned the value 7471578, directly or through other variables?")
+    log.add(tools.run(parse("read vt.txt 1 4")).shown)
+    assert [s.line for s in log.sentences() if v.carries(s, bridges=False) is not None] == [2]

@@ -257,7 +257,7 @@ def grounded_values(v: Verifier, after_refusal: bool = False, lines: int | None 
     if kind in VALUES and not any(v.raw_values(s.text) for s in pool):
         # nothing grounded yet: the values of the shown lines that match the question best, else of any
         pool = v.answer_lines(set(), top=ANSWER_LINES) or v.log.sentences()
-    elif kind not in VALUES and not any(v.names(s, asked, terms, len(pool)) for s in pool):
+    elif kind not in VALUES and p.kind is Kind.LOOKUP and not any(v.names(s, asked, terms, len(pool)) for s in pool):
         pool = v.answer_lines(set(), top=ANSWER_LINES)  # no line carries the question: the best ones
     elif kind in VALUES and p.kind is Kind.LOOKUP and len(pool) > ANSWER_LINES:
         # many lines carry the question's names: offer the values of those that match the question best

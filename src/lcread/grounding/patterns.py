@@ -51,7 +51,7 @@ def entry_name(line: str) -> bool:
     t = line.strip()
     letters = sum(c.isalpha() for c in t)
     return 0 < len(t) <= 40 and len(t.split()) <= 4 and not t.endswith((".", ",", ";", ":", ")", "!", "?")) \
-        and t[:1].isalnum() and letters >= len(t.replace(" ", "")) / 2
+        and t[:1].isalnum() and letters >= len(t.replace(" ", "")) / 2 and "=" not in t  # VAR X = 1 states, not heads
 
 
 _SPELLINGS = {"colour": "color", "behaviour": "behavior", "favour": "favor", "honour": "honor", "labour": "labor",
