@@ -218,3 +218,17 @@ def test_a_lookup_grammar_offers_the_values_of_the_best_lines_and_moves_on_as_th
     assert len(offered[0]) == 3 and "41" in offered[0]  # the best three lines' values, the answer's among them
     assert "42" not in offered[1] and len(offered[1]) == 3  # a refused value makes room for the next line's
     assert (result.answer, result.verified) == ("41", True)
+
+
+def test_a_list_item_sent_back_as_incomplete_is_kept_and_the_list_must_grow_from_it(write):
+    lines = [f"Prose line {i} about the weather and the roads." for i in range(200)]
+    lines[20], lines[90], lines[150] = "VAR COPPER = 7471578", "VAR SILVER = VAR COPPER", "VAR HOLLOW = VAR SILVER"
+    store = DocumentStore.open([str(write("vt.txt", "\n".join(lines) + "\n"))])
+    model = ScriptedModel(['answer "COPPER"', 'answer "COPPER, SILVER"', 'answer "COPPER, SILVER, HOLLOW"'] +
+                          ['answer "none"'] * 6)
+    model.supports_grammar = True
+    result = reader(model, store, first_step=True).run(
+        "Which variables are assigned the value 7471578, directly or through other variables?")
+    offered = [c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0] for c in model.calls]
+    assert '"COPPER, "' in offered[1]  # sent back as not yet searched, kept: the next answer starts with it
+    assert (result.answer, result.verified) == ("COPPER, SILVER, HOLLOW", True)

@@ -19,6 +19,7 @@ from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError
 from lcread.grounding import EvidenceLog, Verdict, Verifier, classify
 from lcread.grounding.check import BEST_PASSAGES
 from lcread.tools.search import TOP
+from lcread.grounding.evidence import norm
 from lcread.grounding.kinds import VALUES
 from lcread.grounding.question import Kind, parse_options
 from lcread.models import Messages, Model, Reply
@@ -247,8 +248,16 @@ class CommandLoop:
         narrower = {"lines": OFFERED_LINES, "refused": self.gate.refused} \
             if self.verifier.profile.kind is Kind.LOOKUP and self.verifier.profile.values == 1 else {}
         # a small model chooses well among a few: a lookup's answer is one of the values of the best lines
-        candidates = self.gate.offered(self.verifier.candidates(after_refusal=pending is not None, **narrower))
+        grounded = self.verifier.candidates(after_refusal=pending is not None, **narrower)
+        candidates = self.gate.offered(grounded)
         keep = self.verifier.linked_items(pending[0]) if pending else []
+        if self.verifier.profile.kind is Kind.LIST:  # an item sent back as not yet complete is kept, and the list
+            # must grow from every such item: COPPERHARBOR, then COPPERHARBOR, SILVERMEADOW, ...
+            linked = self.verifier.linked_items(", ".join(grounded))
+            asked = {norm(t) for t in self.verifier.profile.terms}  # the question's own value is no item
+            keep = [k for k in dict.fromkeys([c for c in linked if norm(c) in self.gate.refused] + keep)
+                    if norm(k) not in asked]
+            candidates = list(dict.fromkeys(keep + candidates))
         return prompts.command_grammar(self.names, candidates, self.answer_kind(), self.verifier.expected_count(),
                                        [k for k in keep if k in candidates], self.verifier.slots(),
                                        can_answer=bool(self.seen))

@@ -24,9 +24,10 @@ _QUOTED_VALUE = re.compile(r"\"([^\"\n]{2,40})\"|'([^'\n]{2,40})'|[‘“]([^’
 """A quoted value in a shown line (`name="python-requests"`): a name an answer may take."""
 COMPETING_SHARE = 0.85
 """Another sentence competes with the cited one when it matches the question at least this well, relative to it."""
-LEAD_SHARE, LEAD_CHARS = 0.5, 400
+LEAD_SHARE, LEAD_CHARS, WRAPPED_LINE = 0.5, 400, 50
 """A sentence matches the question by its own words and, at half weight, by the 400 characters before it in its
-paragraph or entry."""
+paragraph or entry (across line breaks where the text is wrapped: the line before is 50 characters or more, or
+this one goes on in lower case)."""
 DEFAULT_BONUS = 1.5
 """When the question asks for a default, a sentence that states one matches it this much better."""
 DEFAULT_REACH = 80
@@ -609,7 +610,10 @@ class Verifier:
         head, n = (own or s.text), s.line - 1
         while not is_code(s.doc) and sum(map(len, out)) < LEAD_CHARS:
             text = lines.get((s.doc, n))
-            if text is None or not text.strip() or entry_name(text) or \
+            if text is None or not text.strip():
+                break
+            wrapped = head.lstrip()[:1].islower() or len(text.strip()) >= WRAPPED_LINE  # a line a PDF broke
+            if entry_name(text) or not wrapped or \
                     text.rstrip().endswith((".", "!", "?", ":")) and not head.lstrip()[:1].islower():
                 break
             out.insert(0, text)
