@@ -80,3 +80,13 @@ def test_every_generated_suite_is_asked_in_three_phrasings_sharing_a_group(tmp_p
     assert len(groups) == 20 and all(len(g) == 3 for g in groups.values())
     for g in groups.values():
         assert len({t.question for t in g}) == 3 and len({(t.path, tuple(t.answers)) for t in g}) == 1
+
+
+def test_where_s_answer_is_the_heading_its_line_sits_under_however_the_novel_writes_headings(tmp_path):
+    from lcread.bench.suites import where
+
+    prose = "".join(f"A long line of the novel number {i}, with enough words to be quoted whole here.\n"
+                    for i in range(40))
+    text = "CHAPTER 30\n\n" + prose + "\nChapter 7\n\n" + prose.replace("novel", "story")
+    task = where(text, len(text), 0.9, random.Random(3), tmp_path, "where-x")
+    assert task.answers == ["chapter 7"] and "story" in task.question

@@ -187,7 +187,9 @@ def count(haystack: str, chars: int, depth: float, rng: random.Random, folder: P
     return Task(task_id, "count", question, [str(k)], str(path), len(text), sorted(spans[w] for w in wanted))
 
 
-_CHAPTER = re.compile(r"(?m)^(chapter|CHAPTER)\s+([0-9IVXLC]+)\.?\s*$")
+_CHAPTER = re.compile(r"(?m)^(chapter|CHAPTER|Chapter)\s+([0-9IVXLC]+)\.?\s*$")
+"""A chapter heading as the novels write it ("CHAPTER 31", "Chapter 7"): the where suite's answer is the heading
+its quoted line sits under (a "Chapter 7" missed here made the answer an earlier heading)."""
 
 
 def where(haystack: str, chars: int, depth: float, rng: random.Random, folder: Path, task_id: str) -> Task:
