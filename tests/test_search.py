@@ -244,15 +244,3 @@ def test_related_words_count_less_than_the_question_s_own():
     terms = {t.key: t for t in query_terms("What is the minimum length of a name?", STOPWORDS)}
     assert terms["minimum"].related is False and terms["less"].related is True
     assert "unless" not in {t.key for t in query_terms("How wide is the plot unless told otherwise?", STOPWORDS)}
-
-
-def test_a_search_asked_again_shows_the_next_passages_then_counts_as_a_repeat(write):
-    lines = [f"Line {i}: the harbour toll for barges was noted by clerk {i}." for i in range(400)]
-    store = DocumentStore.open([str(write("tolls.txt", "\n\n".join(lines) + "\n"))])
-    model = ScriptedModel(["search harbour toll barges"] * 5 + ['answer "none"'] * 3)
-    trace = MemoryTrace()
-    SelectReader(model, ToolRunner(store), SilentDisplay(), trace, LoopConfig(first_step=False, max_repeats=1)).run(
-        "What was the harbour toll for barges?")
-    outputs = [m["content"] for c in model.calls[1:5] for m in c["messages"][-1:]]
-    assert "the 5 best passages" in outputs[0] and "passages 6-10 by rank" in outputs[1]
-    assert "passages 11-15 by rank" in outputs[2] and "passages 16-20" not in outputs[3]

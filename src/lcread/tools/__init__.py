@@ -12,8 +12,6 @@ from lcread.tools.headings import Sections
 from lcread.tools.parse import USAGE, Command, ParseError, parse
 
 OCCURRENCE_SECTIONS = 50
-SEARCH_PAGES = 3
-"""A search asked again shows the next passages, up to this many pages of them; then a repeat counts as one."""
 """Documents at most whose headings lcread looks up for the pieces it checks an answer against."""
 
 __all__ = ["Command", "Observation", "ParseError", "Search", "Shown", "ToolRunner", "USAGE", "parse"]
@@ -145,20 +143,16 @@ class ToolRunner:
         return Observation(result.text, shown=result.shown, search=search)
 
     def _search(self, cmd: Command, docs: list[Document]) -> Observation:
-        found = self.ranked(cmd.query, docs or self.store.docs, top=cmd.count, kind=cmd.kind, skip=cmd.skip)
-        shown = cmd.skip + len(found.passages)
-        following = replace(cmd, skip=shown) if found.more and found.passages and shown < SEARCH_PAGES * cmd.count \
-            else None
-        return Observation(found.text, shown=found.shown, error=not found.passages and not found.candidates,
-                           next=following)  # the same search asked again shows the next passages
+        found = self.ranked(cmd.query, docs or self.store.docs, top=cmd.count, kind=cmd.kind)
+        return Observation(found.text, shown=found.shown, error=not found.passages and not found.candidates)
 
     def ranked(self, query: str, docs: list[Document] | None = None, top: int = 5, cap: int | None = None,
-               kind: str | None = None, skip: int = 0):
+               kind: str | None = None):
         """The passages that best match `query` (lcread's own first step uses this too). In code, where a value
         often sits behind a name (`limit=_DEFAULT_LIMIT`), the definitions of the constants the best passages use
         are looked up and shown after them, so the chain is in one output and both lines can be cited."""
         cap = cap or self.cap
-        found = self._ranked(query, docs, top, cap * 3 // 4, kind, skip)
+        found = self._ranked(query, docs, top, cap * 3 // 4, kind)
         extra, shown = self._definitions_used(found.shown, cap - len(found.text) - 1)
         if extra:
             found.text += "\n" + extra
@@ -186,8 +180,7 @@ class ToolRunner:
             room -= len(text) + 1
         return "\n".join(out), shown
 
-    def _ranked(self, query: str, docs: list[Document] | None, top: int, cap: int, kind: str | None = None,
-                skip: int = 0):
+    def _ranked(self, query: str, docs: list[Document] | None, top: int, cap: int, kind: str | None = None):
         from lcread.grounding.question import STOPWORDS
         from lcread.tools.search import search
 
@@ -196,7 +189,7 @@ class ToolRunner:
             return source.locate(line) if source is not None else None
 
         return search(query, docs or self.store.docs, cap, self.config.grep_timeout, STOPWORDS - SEARCHED,
-                      self.sections, place_of, top=top, kind=kind, skip=skip)
+                      self.sections, place_of, top=top, kind=kind)
 
     def _definition(self, cmd: Command, docs: list[Document]) -> Observation:
         from lcread.tools.definitions import definition_pattern

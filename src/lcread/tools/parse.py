@@ -46,7 +46,7 @@ class Command:
     kind: str | None = None
     """search: the kind of value the question asks for (number, date, path); passages holding one rank higher."""
     skip: int = 0
-    """grep: hits already shown by the same grep; search: passages already shown (a repeat continues after them)."""
+    """grep: hits already shown by the same grep (a repeat of a cut grep continues after them)."""
 
 
 def parse(text: str) -> Command:

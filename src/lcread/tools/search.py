@@ -374,14 +374,12 @@ class SearchResult:
     passages: list[Passage]
     candidates: int = 0
     terms: list[Term] = field(default_factory=list)
-    more: bool = False
-    """More passages follow the ones shown (the same search asked again shows them)."""
 
 
 def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sections=None,
-           place_of=None, top: int = TOP, kind: str | None = None, skip: int = 0) -> SearchResult:
-    """The top passages for `query` over `docs` (after the `skip` best, for a search asked again), rendered under
-    `cap` characters; with `kind` (number, date, path), passages that hold such a value rank higher."""
+           place_of=None, top: int = TOP, kind: str | None = None) -> SearchResult:
+    """The top passages for `query` over `docs`, rendered under `cap` characters; with `kind` (number, date,
+    path), passages that hold such a value rank higher."""
     terms = query_terms(query, stopwords)
     if not terms:
         return SearchResult(f"search needs words to look for (got {query!r})", [], [])
@@ -391,11 +389,10 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     ranker = Ranker(terms, query=query if len(query.split()) >= 4 else "")
     spots, candidates = _candidates(docs, looked, ranker, timeout)
     passages = _passages(spots, ranker, sections, kind)
-    for passage in passages[:ITEM_PASSAGES] if not skip else []:
+    for passage in passages[:ITEM_PASSAGES]:
         _to_item_end(passage)
-    page = passages[skip:skip + top]
-    text, shown = _render(query, terms, page, candidates, cap, sections, place_of, skip)
-    return SearchResult(text, shown, page, candidates, terms, more=len(passages) > skip + top)
+    text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
+    return SearchResult(text, shown, passages[:top], candidates, terms)
 
 
 def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float) -> tuple[list[Passage], int]:
@@ -514,16 +511,14 @@ def _widen(spot: Passage) -> Passage:
 
 
 def _render(query: str, terms: list[Term], passages: list[Passage], candidates: int, cap: int, sections,
-            place_of, skip: int = 0) -> tuple[str, list[Shown]]:
+            place_of) -> tuple[str, list[Shown]]:
     words = ", ".join(t.key for t in sorted(terms, key=lambda t: t.share)[:8])
     if not passages:
-        return (f"search found no passage with any of: {words}" + (" beyond those shown" if skip else "") +
-                ". Try other words for the same thing.", [])
-    which = f"the {len(passages)} best passages" if not skip else \
-        f"passages {skip + 1}-{skip + len(passages)} by rank"
-    head = f"search {query!r}: {which} of {candidates:,} lines matched (terms, rarest first: {words})"
+        return (f"search found no passage with any of: {words}. Try other words for the same thing.", [])
+    head = f"search {query!r}: the {len(passages)} best passages of {candidates:,} lines matched " \
+           f"(terms, rarest first: {words})"
     out, shown, size = [head], [], len(head)
-    for n, p in enumerate(passages, skip + 1):
+    for n, p in enumerate(passages, 1):
         section = sections(p.doc).enclosing(p.start) if sections else None
         place = place_of(p.doc.name, p.start) if place_of else None
         source = getattr(p.doc.source, "source", None)
