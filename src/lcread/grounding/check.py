@@ -16,9 +16,10 @@ from lcread.grounding.patterns import DATE, LABEL, MAX_BRIDGE_USES, NUMBER, PATH
 from lcread.grounding.question import (DEFAULT_STATED, NAME_ASK, NUMBER_WORDS, STOPWORDS, Kind, Profile,
                                       distinguishing_terms, stem)
 from lcread.grounding.kinds import KINDS, VALUES
-from lcread.grounding.verdict import (VALUE, Verdict, distinctive, grep_step, holds, only_a_reference,
+from lcread.grounding.verdict import (NEGATION, VALUE, Verdict, distinctive, grep_step, holds, only_a_reference,
                                       thousands, value_shape)
 from lcread.tools.evidence import Shown
+from lcread.tools.search import related_words
 
 _QUOTED_VALUE = re.compile(r"\"([^\"\n]{2,40})\"|'([^'\n]{2,40})'|[‘“]([^’”\n]{2,40})[’”]")
 """A quoted value in a shown line (`name="python-requests"`): a name an answer may take."""
@@ -32,6 +33,18 @@ DEFAULT_BONUS = 1.5
 """When the question asks for a default, a sentence that states one matches it this much better."""
 DEFAULT_REACH = 80
 """How far after the word "default" the value it states may sit, in characters (within its clause)."""
+RARER_COMPETING_SHARE = 0.7
+"""Another sentence holding a rarer word of the question than the cited one (the condition the question names)
+competes when it matches the question this well."""
+CLAUSES = r"[;:]|,(?!\d)|\s(?:though|but|while|whereas|except)\s"
+"""Where a sentence's clauses part: the values of one sentence are told apart by the clause each sits in."""
+LABEL_CHARS = 300
+"""How much of the indented block under a label ("65534:") is read as what the label says."""
+NAMED_BONUS = 1.5
+"""A line of code assigning a name made of the question's words matches it this much better."""
+_ASSIGNED = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::\s*[\w\[\], .]+)?=(?!=)\s*\S")
+CLAUSE_END = r";|\.(?:\s|$)"
+"""Where a clause ends: the value a default is said of sits in the same clause as the word."""
 DEFAULT_COMPETING_SHARE = 0.7
 """For a question about a default, another sentence stating a default competes when it matches the question
 this well (two defaults of one thing, one of them in a mode or case the question does not name, are not
@@ -82,7 +95,8 @@ class Verifier:
             return Verdict(False, missing=f"the answer {answer!r} holds nothing lcread can look for in the documents",
                            step=self.term_step(), kind_ok=False)
         found = {a: [s for s in self.log.sentences() if holds(s.context if p.kind is Kind.WHERE else s.norm, a)
-                     and (p.kind is Kind.PAGE or not only_a_reference(s.norm, a))] for a in atoms}
+                     and (p.kind is Kind.PAGE or not only_a_reference(s.norm, a) and a not in self.section_numbers())]
+                 for a in atoms}
         absent = [a for a, where in found.items() if not where]
         if absent and p.kind not in (Kind.WHERE, Kind.COUNT, Kind.PAGE, Kind.YESNO):
             unsearched = [t for t in p.parts or p.terms if self.log.searched(t) is None]
@@ -113,6 +127,14 @@ class Verifier:
         other._memo_version = None
         return other
 
+    def section_numbers(self) -> set[str]:
+        """The dotted numbers the shown text calls a section or a chapter ("except those listed in FHS, section
+        4.9."): the same number further on ("the directories listed in 4.9") is that reference, never a value."""
+        def compute() -> set[str]:
+            text = " ".join(p.text for p in sorted(self.log.pieces, key=lambda p: (p.doc, p.line)) if p.start == 0)
+            return set(re.findall(r"\b(?:section|chapter|sec\.|§)\s+(\d+(?:\.\d+)+)", text, re.I))
+        return self._memo("section_numbers", compute)
+
     def _competing(self, atoms: list[str], verdict: Verdict) -> Verdict:
         """Competing evidence, whatever the question's words: lcread searches the whole input for
         the sentences that carry the question's words the cited sentence carries, and collects the values of the
@@ -134,23 +156,28 @@ class Verifier:
         cited_sentences = [x for x in view.log.sentences()
                            if any((x.doc, x.line) == (c.doc, c.line) for c in verdict.citations)]
         cited = cited.union(*(view._words_read(x) for x in cited_sentences))
+        stated = frozenset().union(*(view.stated_words(x) for x in cited_sentences))
         best = max((view.sentence_score(x) for x in cited_sentences), default=0.0)
         have = {path_key(a) for a in atoms} if self.profile.answer_type == "path" else set(self.main_atoms(atoms))
         quoted = {(c.doc, c.line, c.quote) for c in verdict.citations}
         asked = set(self.values(self.profile.question)) | {path_key(m.group(0)) for m in PATH.finditer(
             self.profile.question)}  # the question's own values (/opt in "installed in /opt") answer nothing
+        wholes = {(x.doc, norm(view.whole_sentence(x))) for x in cited_sentences}
         for s in found.sentences():
-            if (s.doc, s.line, s.text) in quoted:
-                continue
+            if (s.doc, s.line, s.text) in quoted or (s.doc, norm(view.whole_sentence(s))) in wholes:
+                continue  # the cited sentence, or the rest of it across a line break
             others = [v for v in self.values(s.text) if v not in have and v not in asked
                       and not only_a_reference(s.norm, v)]
-            if not others or not view._valued(s):
-                continue  # no other value, or one value where a range or a size (two) is asked
+            if not others or not view._valued(s) or have <= set(self.values(view.whole_sentence(s))):
+                continue  # no other value, one value where a range or a size (two) is asked, or it states the answer
             words = view._words_read(s, after=[c.quote for c in verdict.citations])
             if not words or self._told_apart(cited - words, words - cited):
                 continue  # the question tells them apart
             states = self.profile.default and DEFAULT_STATED.search(view.whole_sentence(s))
-            if view.sentence_score(s) < (DEFAULT_COMPETING_SHARE if states else COMPETING_SHARE) * best:
+            own = view.stated_words(s)
+            share = RARER_COMPETING_SHARE if self._rarer(own - stated, stated - own) else \
+                DEFAULT_COMPETING_SHARE if states else COMPETING_SHARE
+            if view.sentence_score(s) < share * best:
                 continue  # it shares the words but matches the question clearly worse (a common word or two)
             self.log.add([Shown(s.doc, s.line, s.start, s.text, kind="match")])
             why = "matches the question as well" if words == cited else \
@@ -173,6 +200,14 @@ class Verifier:
             return False
         return min(self.counter(w) for w in adds) > min(self.counter(w) for w in lacks)
 
+    def _rarer(self, adds: set[str], lacks: set[str]) -> bool:
+        """Whether a sentence holds a word of the question, that the cited one lacks, rarer than any the cited one
+        holds over it: "if command cannot be found" beside "If no commands are executed" for "a command that doesn't
+        exist". The condition the question names is in the other sentence: it matches the question as well."""
+        if not adds or self.counter is None:
+            return False
+        return not lacks or min(self.counter(w) for w in adds) < min(self.counter(w) for w in lacks)
+
     def _words_read(self, s: Sentence, after: list[str] | None = None) -> frozenset[str]:
         """The question's words a sentence carries, read whole (across a line break), and with its paragraph
         when it names nothing of its own; a paragraph read only from after the texts in `after` (the cited
@@ -182,13 +217,15 @@ class Verifier:
         for text in after or []:
             if text and text in lead:
                 lead = lead[lead.rindex(text) + len(text):]
-        return self.question_words(" ".join([s.context, self.whole_sentence(s), lead]))
+        return self.question_words(" ".join([s.context, self.whole_sentence(s), lead]), related=True)
 
-    def question_words(self, text: str) -> frozenset[str]:
-        """The question's terms and keywords that a text carries."""
+    def question_words(self, text: str, related: bool = False) -> frozenset[str]:
+        """The question's terms and keywords that a text carries; with `related`, also those it says in the words
+        documents use for them ("cannot be found" for "doesn't exist", "exit status" for "exit code")."""
         low = norm(text)
         return frozenset([t for t in self.profile.terms if has(low, t)] +
-                         [k for k in self.profile.keywords if prefix(stem(k), low)])
+                         [k for k in self.profile.keywords if prefix(stem(k), low) or related and any(
+                             has(low, r) if " " in r else prefix(stem(r), low) for r in related_words(k))])
 
     def _rarest(self, words: frozenset[str]) -> str | None:
         """Of the question's words a sentence carries, the one the documents hold least often (a term first)."""
@@ -274,11 +311,41 @@ class Verifier:
             return False
         if kind not in VALUES or not self.profile.terms:
             return True  # questions naming nothing are held to it in _in_best_passage
-        best = self._memo("best_carrying", lambda: max(
-            (self.sentence_score(x) for x in self.log.sentences()
-             if self._valued(x) and self.carries(x, bridges=False) is not None
-             and self.default_after(x) is None), default=0.0))
-        return self.sentence_score(s) >= COMPETING_SHARE * best
+        pool = self._memo("valued_carrying", lambda: [
+            x for x in self.log.sentences()
+            if self._valued(x) and self.carries(x, bridges=False) is not None and self.default_after(x) is None])
+        return self._unbeaten(s, pool, by_rarer=False)  # one holding a rarer word competes: _competing says so
+
+    def _unbeaten(self, s: Sentence, pool: list[Sentence], by_rarer: bool = True) -> bool:
+        """Whether no sentence of `pool` matches the question clearly better than `s`: one holding a word of the
+        question rarer than any `s` holds over it, matching at least half as well (the condition the question
+        names: "If a command cannot be found" beside "If no commands are executed" for "a command that doesn't
+        exist"), or one matching clearly better (1/COMPETING_SHARE) when `s` holds no such rarer word itself."""
+        mine, score = self.stated_words(s), self.sentence_score(s)
+        for x in pool:
+            its, other = self.stated_words(x), self.sentence_score(x)
+            if x is s or its == mine and other == score:
+                continue
+            if by_rarer and other >= RARER_COMPETING_SHARE * score and self._rarer(its - mine, mine - its):
+                return False
+            if score < COMPETING_SHARE * other and not self._rarer(mine - its, its - mine):
+                return False
+        return True
+
+    def denies(self, s: Sentence) -> bool:
+        """Whether a sentence says the question's action does not happen (for a question that does not ask about a
+        negation): "adduser will not allocate UIDs and GIDs in this range" gives no range adduser allocates."""
+        if NEGATION.search(self.profile.question):
+            return False
+        stems = [stem(k) for k in self.profile.keywords]
+        text = norm(self.whole_sentence(s))
+        return any(prefix(k, " ".join(text[m.end():].split()[:2])) for m in NEGATION.finditer(text) for k in stems)
+
+    def stated_words(self, s: Sentence) -> frozenset[str]:
+        """The question's words a sentence states itself (whole, across a line break; not from its paragraph):
+        a condition is stated in the sentence it holds for. The question's names are not among them: a sentence
+        carries those through its section or a chain as well."""
+        return self.question_words(self.whole_sentence(s), related=True) - set(self.profile.terms)
 
     def relates(self, atom: str, s: Sentence, links: list[Sentence]) -> bool:
         """Beyond naming the same things, the sentence speaks of what is asked: one of the question's other
@@ -289,10 +356,12 @@ class Verifier:
             return False
         if p.answer_type == "number" and p.count_words:
             nouns = [stem(w) for w in p.count_words]
-            near = re.search(rf"(?<![\d.]){re.escape(atom)}(?!\.?\d)(?:\s+\S+){{0,3}}", s.norm)
-            before = s.norm[:near.start()][-40:] if near else ""
-            if near is not None and any(prefix(n, near.group(0) + " " + before) for n in nouns):
+            # the words after the number (after the list it starts: "75, 100, 150 or 300 dots per inch"), or before
+            nears = list(re.finditer(rf"(?<![\d.]){re.escape(atom)}(?!\.?\d)(?:(?:\s*,\s*|\s+(?:or|and|to)\s+)"
+                                     rf"\d[\d.]*)*(?:\s+\S+){{0,3}}", s.norm))
+            if any(prefix(n, near.group(0) + " " + s.norm[:near.start()][-40:]) for near in nears for n in nouns):
                 return True
+            near = nears[0] if nears else None
             named = re.search(rf"(\w+)\s*[:=]\s*{re.escape(atom)}(?![\w.])", s.text)  # code: chunk_size=1
             if named and any(prefix(stem(k), " ".join(named.group(1).lower().split("_"))) for k in p.keywords):
                 return True
@@ -439,7 +508,7 @@ class Verifier:
         links: list[Sentence] = []
         lead = None
         for term in p.terms:
-            if has(s.context, term):
+            if has(s.context, term) or has(norm(self.whole_sentence(s)), term):  # across a line break too
                 continue
             if lead is None:  # a sentence that names nothing of its own is about what its paragraph is about
                 lead = norm(self.lead(s)) if not self.own_names(s) else ""
@@ -470,7 +539,7 @@ class Verifier:
             for path in paths:
                 for e in self.entities(path[-1]):
                     for other in by_name.get(e, []):
-                        if id(other) in visited:
+                        if id(other) in visited or _rebinds(path[-1].text, other.text, e):
                             continue
                         if has(other.context, term):
                             return path[1:] + [other]
@@ -510,7 +579,8 @@ class Verifier:
         share = VALUED_SHARE if kind in VALUES else BEST_SHARE  # a value: held to the valued best
         lines = self._memo("lines", lambda: {(p.doc, p.line): p.text for p in self.log.pieces if p.start == 0})
         before = lines.get((s.doc, s.line), "")[:s.start]  # a short sentence ("The default is 79 by 24.") with its line
-        if not (score(s) >= share * top > 0 and len(re.findall(r"[A-Za-z]{3,}", before + self.whole_sentence(s))) >= 3):
+        words = len(re.findall(r"[A-Za-z]{3,}", before + self.whole_sentence(s)))
+        if not (score(s) >= share * top > 0 and (words >= 3 or self._names_asked(s.text))):
             return False
         if self.default_after(s) is not None:
             return False
@@ -518,17 +588,19 @@ class Verifier:
             return True
         # a value must come from the sentence stating such a value that matches the question best (or one about
         # as good): "/etc/opt" in a sentence on configuration does not answer where variable files go
-        valued = self._memo("best_valued", lambda: max(
-            (score(x) for x in self.log.sentences() for p in inside
-             if p.doc.name == x.doc and p.start <= x.line <= p.end and self._valued(x)
-             and self.default_after(x) is None), default=0.0))
-        return score(s) >= COMPETING_SHARE * valued
+        pool = self._memo("valued_inside", lambda: [
+            x for x in self.log.sentences() for p in inside
+            if p.doc.name == x.doc and p.start <= x.line <= p.end and self._valued(x) and self.default_after(x) is None])
+        return self._unbeaten(s, pool)
 
     def _valued(self, s: Sentence) -> bool:
         """Whether a sentence states a value of the asked kind (two different ones, for a range or a size asked
         as a whole: "a size of 12 points" states no size of a plot)."""
         if not holds_value(s.text, self.profile.answer_type):
             return False
+        if self.profile.answer_type in ("number", "date") and all(
+                only_a_reference(s.norm, v) or v in self.section_numbers() for v in self.values(s.text)):
+            return False  # "the directories listed in 4.9" states a place in the text, no value
         return self.profile.values < 2 or len(set(self.values(self.whole_sentence(s)))) >= self.profile.values
 
     def the_default(self, s: Sentence, atoms: list[str]) -> bool:
@@ -539,8 +611,8 @@ class Verifier:
         if not self.profile.default or len(set(self.values(text))) < 2:
             return True
         for m in DEFAULT_STATED.finditer(text):
-            clause = re.split(r";|\.(?:\s|$)", text[m.end():m.end() + DEFAULT_REACH])[0]
-            near = self.values(clause) + self.values(text[max(0, m.start() - 25):m.start()])[-1:]
+            clause = re.split(CLAUSE_END, text[m.end():m.end() + DEFAULT_REACH])[0]
+            near = self.values(clause) or self.values(re.split(CLAUSE_END, text[max(0, m.start() - 25):m.start()])[-1])[-1:]
             if near:
                 return all(a in near for a in atoms)
         return True
@@ -551,10 +623,30 @@ class Verifier:
         merely uses the value (`if len(resp.history) >= self.max_redirects`)."""
         if not self.profile.default:
             return True
+        bound = self._memo("asked_bindings", self._asked_bindings)
+        if bound and not any(has(x.norm, b) and not re.search(rf"=\s*{re.escape(b)}\b", x.text)
+                             for b in bound for x in [s, *links]):
+            return False  # `def iter_lines(self, chunk_size=ITER_CHUNK_SIZE)`: the default is ITER_CHUNK_SIZE's value
         stated = self._memo("default_stated", lambda: any(
             DEFAULT_STATED.search(self.whole_sentence(x)) and self.carries(x, bridges=False) is not None
             for x in self.log.sentences()))
         return not stated or any(DEFAULT_STATED.search(self.whole_sentence(x)) for x in [s, *links])
+
+    def _asked_bindings(self) -> set[str]:
+        """What the lines naming the question's terms bind the asked name to (`chunk_size=ITER_CHUNK_SIZE` in
+        `iter_lines`' signature, for "What chunk size does iter_lines read with by default?"): a default comes
+        from there, not from another function's parameter of the same name."""
+        stems = {stem(k) for k in self.profile.keywords}
+        out = set()
+        for x in self.log.sentences():
+            if not self.profile.terms or not all(has(x.context, t) for t in self.profile.terms):
+                continue
+            for name, value in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)\s*([^\s,)]+)", x.text):
+                parts = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name.lower()) if w]
+                if len(parts) >= 2 and all(stem(w) in stems for w in parts) and value.lower() != name.lower() \
+                        and re.fullmatch(r"[A-Za-z_][\w.]*", value) and value not in ("None", "True", "False"):
+                    out.add(value)
+        return out
 
     def default_after(self, s: Sentence) -> Sentence | None:
         """For a question about a default: a sentence further on in the same paragraph that states the default
@@ -579,18 +671,49 @@ class Verifier:
     def sentence_score(self, s: Sentence) -> float:
         """How well a shown sentence (whole, across a PDF's line breaks) matches the question, by the ranked
         search's weighted terms; a sentence that quotes the question itself echoes it, it does not answer."""
-        from lcread.tools.search import Ranker
-
-        found = self._best_search()
-        if found is None:
+        ranker = self._ranker()
+        if ranker is None:
             return float(self._coverage(s))
-        ranker = self._memo("ranker", lambda: Ranker(found.terms))
         whole = self.whole_sentence(s)
         asked = norm(self.profile.question).rstrip("?")
         if asked and asked in norm(whole):
             return 0.0
         score = ranker.score(whole) + LEAD_SHARE * ranker.score(" ".join(filter(None, [s.title, self.lead(s)])))
-        return score * DEFAULT_BONUS if self.profile.default and DEFAULT_STATED.search(whole) else score
+        if self.profile.default and DEFAULT_STATED.search(whole):
+            score *= DEFAULT_BONUS
+        return score * NAMED_BONUS if self._names_asked(whole) else score
+
+    def _names_asked(self, text: str) -> bool:
+        """Whether a line of code assigns a name made only of the question's words (`__version__ = "2.28.1"` for
+        "Which version of requests is this?"): in code, a value is what its name says."""
+        m = _ASSIGNED.match(text)
+        if not m:
+            return False
+        parts = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", m.group(1).lower()) if w]
+        stems = {stem(k) for k in self.profile.keywords}
+        return bool(parts) and all(stem(w) in stems for w in parts)
+
+    def _ranker(self):
+        """The ranked search's weighted terms, as a scorer of sentences (without the words of a case the question
+        sets aside); None without a ranked search."""
+        from lcread.tools.search import Ranker, lemma
+
+        found = self._best_search()
+        if found is None:
+            return None
+        aside = [lemma(w.lower()) for w in self.profile.set_aside]
+        return self._memo("ranker", lambda: Ranker([t for t in found.terms if not any(w in t.key for w in aside)]))
+
+    def best_clause(self, s: Sentence, atoms: list[str]) -> bool:
+        """In a sentence stating several values of the kind asked for one, the answer is in the clause that
+        matches the question best: "Exit statuses fall between 0 and 255, though, as explained below, the shell
+        may use values above 125 specially" states the largest exit status in its first clause, not its last."""
+        text, ranker = self.whole_sentence(s), self._ranker()
+        if ranker is None or self.profile.values > 1 or self.profile.default or len(set(self.values(text))) < 2:
+            return True
+        clauses = [(ranker.score(c), set(self.values(c))) for c in re.split(CLAUSES, text)]
+        mine = [score for score, values in clauses if values & set(atoms)]
+        return not mine or max(mine) >= max(score for score, values in clauses if values)
 
     def lead(self, s: Sentence) -> str:
         """What comes before a sentence in its paragraph, as shown (up to LEAD_CHARS): the sentences before it on
@@ -655,8 +778,14 @@ class Verifier:
         if before and s.start == 0 and s.text[:1].islower() and not before.rstrip().endswith((".", "!", "?", ":")):
             text = re.split(r"(?<=[.!?])\s+", before.strip())[-1] + " " + text
         ends = own.rstrip().endswith(s.text.rstrip())
-        if after and ends and s.text.rstrip().endswith(":"):  # a label ("65534:"): the next line describes it
-            text += " " + after.strip()
+        if after and ends and s.text.rstrip().endswith(":"):  # a label ("65534:"): the lines below describe it
+            n, more = s.line + 1, []
+            while after and after.strip() and after[:1].isspace() and not after.rstrip().endswith(":") and \
+                    sum(map(len, more)) < LABEL_CHARS:
+                more.append(after.strip())
+                n += 1
+                after = lines.get((s.doc, n))
+            text += " " + " ".join(more or [lines[(s.doc, s.line + 1)].strip()])
         elif after and ends and not s.text.rstrip().endswith((".", "!", "?")) and after.strip()[:1].islower():
             text += " " + re.split(r"(?<=[.!?])\s+", after.strip())[0]
         return text
@@ -776,6 +905,16 @@ class Verifier:
         """Shown sentences holding any part of the answer (for an answer that is not verified)."""
         atoms = self.atoms(LABEL.sub("", answer.strip()).strip().strip('"').rstrip("."))
         return [cite(s) for s in self.log.sentences() if any(holds(s.norm, a) for a in atoms)][:6]
+
+
+def _rebinds(a: str, b: str, name: str) -> bool:
+    """Whether two lines give one name two values: `def iter_content(self, chunk_size=1)` and
+    `def iter_lines(self, chunk_size=ITER_CHUNK_SIZE)` are two functions' parameters, not a chain."""
+    def bound(text: str) -> str | None:
+        m = re.search(rf"(?<![\w.]){re.escape(name)}\s*=(?!=)\s*([^\s,)]+)", text, re.I)
+        return m.group(1) if m else None
+    one, two = bound(a), bound(b)
+    return one is not None and two is not None and one != two
 
 
 def _shape(token: str) -> str:

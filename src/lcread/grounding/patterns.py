@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-NUMBER = re.compile(r"(?<![\w.#])(?<!U\+)\d[\d,]*(?:\.\d+)*(?![\w#])(?!\.\d)")
+NUMBER = re.compile(r"(?<![\w.#])(?<!U\+)\d+(?:,\d{3})*(?:\.\d+)*(?![\w#])(?!\.\d)")
 """A number as written: 21,595, 3.5, and a dotted version or address whole (2.28.1, 10.0.0.1); not a piece of a
 placeholder such as the 4#4 that LaTeX-made HTML leaves for a formula, nor of a name (the 0 of Qwen2.5-0.5B), nor
 a character's code point (U+0023)."""
@@ -68,3 +68,8 @@ asking about "colours" finds "colors"."""
 
 def us_spelling(text: str) -> str:
     return SPELLING.sub(lambda m: _SPELLINGS[m.group(1).lower()], text)
+
+
+TOC_LEADER = re.compile(r"(?:\.\s?){4,}\s*(\d+)\s*$")
+"""A table of contents' line: a title, dot leaders, a page number ("3.7.6 Signals . . . . 45"). It names a subject
+and states nothing about it."""

@@ -49,10 +49,16 @@ _PAIR_ASK = re.compile(r"\b(?:range|ranges|dimensions?|how (?:big|large)|wide an
 """A number asked for as a pair: a range (1000-59999), a size as a whole (10 inches x 7 inches, 79 by 24); "the
 pool size" (a count or bytes: pool, chunk, buffer, block, file...) names one number, "the size of the output"
 two."""
-_DEFAULT_ASK = re.compile(r"\bdefault(?:s|ed)?\b|\bunless (?:told|set|specified|given|configured|changed|stated|"
-                          r"otherwise)\b|\b(?:when|if) (?:no|none|nothing)\b[^?]*\b(?:given|set|specified|passed|"
+_DEFAULT_ASK = re.compile(r"\bdefault(?:s|ed)?\b|\bunless\b[^?,;]*\b(?:told|set|specified|given|configured|changed|"
+                          r"stated|otherwise|enabled|selected|chosen|requested|used)\b|\b(?:when|if) (?:no|none|nothing)\b[^?]*\b(?:given|set|specified|passed|"
                           r"provided|configured)\b|\bout of the box\b|\binitial(?:ly)? value\b", re.I)
 """A question about a default value: "by default", "unless told otherwise", "when no chunk size is given"."""
+_ASKED_NOUNS = {"size", "length", "value", "number", "amount", "count", "limit", "width", "height", "name", "path",
+                "location", "directory", "time", "timeout", "mode", "format", "type", "option", "options", "otherwise",
+                "told"}
+"""Words an "unless ... is given" clause uses for the asked thing itself ("How big ... unless a size is given")."""
+_UNLESS = re.compile(r"\bunless\b([^?,;]*)", re.I)
+"""The case a question sets aside ("unless truecolor is set"): a sentence about it describes the other case."""
 DEFAULT_STATED = re.compile(r"(?<![a-z])default(?:s|ed)?(?![a-z])|\binitial(?:ly)?\b|\bunless\b|"
                             r"^\s*(?:async\s+)?def\s+\w+\s*\(.*\b\w+\s*=\s*[^=,)\s]", re.I)
 """A sentence stating a default: in prose ("The default value is 500", "initially"), in a Python signature
@@ -124,6 +130,9 @@ class Profile:
     """How many values one answer states: 2 for a range or a size asked for as a whole."""
     default: bool = False
     """The question asks for a default (the value when nothing is set): a sentence that says it states one."""
+    set_aside: list[str] = field(default_factory=list)
+    """The content words of the case the question sets aside ("unless truecolor is set": truecolor): they find the
+    passage, but a sentence is not a better answer for holding them."""
 
 
 def classify(question: str, options: list[tuple[str, str]] | None = None) -> Profile:
@@ -151,6 +160,9 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
     if profile.kind is Kind.LOOKUP and profile.answer_type == "number" and _PAIR_ASK.search(q) and not _BOUND.search(q):
         profile.values = 2
     profile.default = bool(_DEFAULT_ASK.search(q))
+    rest = {w.lower() for w in content_words(_UNLESS.sub(" ", q))}
+    profile.set_aside = [w for m in _UNLESS.finditer(q) for w in content_words(m.group(1))
+                         if w.lower() not in rest and w.lower() not in _ASKED_NOUNS]
     return profile
 
 

@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from lcread.grounding.evidence import Citation, has, norm
-from lcread.grounding.patterns import NUMBER, PATH, path_key
+from lcread.grounding.patterns import NUMBER, PATH, TOC_LEADER, path_key
 from lcread.grounding.question import NUMBER_WORDS
 
 
@@ -35,7 +35,6 @@ def thousands(number: str) -> str:
 
 _REFERENCE = re.compile(r"\b(?:page|pages|p\.|pp\.|section|sec\.|chapter|figure|table|footnote|line|lines)\s+$")
 _NUMBERED_HEADING = re.compile(r"^\s*(\d+(?:\.\d+)*)\.?\s+[A-Z\"'/(]|^\s*(\d+(?:\.\d+)+\.?|\d+\.)\s*$")
-_LEADER = re.compile(r"(?:\.\s?){4,}\s*(\d+)\s*$")
 
 
 def distinctive(answer: str) -> bool:
@@ -92,7 +91,7 @@ def only_a_reference(sentence: str, atom: str) -> bool:
     if not re.fullmatch(r"[\d.]+", atom):
         return False
     heading = _NUMBERED_HEADING.match(sentence)
-    leader = _LEADER.search(sentence)
+    leader = TOC_LEADER.search(sentence)
     places = [m.start() for m in re.finditer(rf"(?<![\w.]){re.escape(atom)}(?![\w])", sentence)]
     return bool(places) and all(_REFERENCE.search(sentence[max(0, at - 12):at])
                                 or sentence[at - 1:at] == "[" and sentence[at + len(atom):at + len(atom) + 1] == "]"

@@ -22,7 +22,7 @@ PATTERNS = {
     "underline": r"^(={3,}|-{3,})\s*$",
     "wiki": r"^\s*={2,}[^=].*={2,}\s*$",
     "chapter": r"^\s*(?i:chapter|book|part|section|act|volume|appendix|article)\b[\s.:]*[0-9IVXLCDMivxlcdm]+\b",
-    "numbered": r"^\s*\d+(\.\d+)*\.?\s+[A-Z][^.!?]{0,80}$",
+    "numbered": r"^\s*\d+(\.\d+)*\.?\s+[A-Z/\"'(][^.!?]{0,80}$",
     "page": r"^\[page \d+\]\s*$",
     "code": r"^\s*(async\s+def|def|class|function|func|fn|pub\s+fn|sub|procedure|export\s+function|"
             r"export\s+default\s+function|interface|struct|impl|module)\s+[\w$.]+",

@@ -24,7 +24,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from lcread.grounding.patterns import entry_name, holds_value, us_spelling
+from lcread.grounding.patterns import TOC_LEADER, entry_name, holds_value, us_spelling
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, rg_stream
 
@@ -46,6 +46,8 @@ ITEM_PASSAGES, ITEM_MORE = 1, 500
 """Passages shown (by the search command and lcread's own first step)."""
 K1, B = 1.2, 0.75
 VALUE_BONUS = 1.5
+HEADING_REACH, HEADING_CHARS = 6, 300
+"""A passage starting at most this many lines (and characters) under its heading is shown from the heading."""
 """A passage holding a value of the kind the question asks for (a number for "how many", a path for "where")
 scores this much more: the passage that answers states the value (answer-type filtering, as question-answering
 systems rank passages)."""
@@ -68,7 +70,7 @@ RELATED = {
     "size": "length", "length": "size long", "location": "directory path", "directory": "folder path",
     "folder": "directory", "path": "directory location", "exist": "found", "missing": "found",
     "code": "status", "status": "code", "delete": "remove", "remove": "delete", "start": "begin launch",
-    "stop": "terminate end", "error": "failure fail", "fail": "error failure", "save": "store write keep",
+    "stop": "terminate end", "kill": "terminate", "terminate": "kill", "error": "failure fail", "fail": "error failure", "save": "store write keep",
     "store": "save keep", "keep": "store save", "create": "make", "run": "execute", "execute": "run",
     "show": "display print", "display": "show print", "print": "display show", "os": "operating system",
     "config": "configuration", "configuration": "config", "dir": "directory", "doc": "documentation",
@@ -80,6 +82,16 @@ RELATED = {
 "exit status", "doesn't exist" and "not found"): a query's word brings its related words in as terms of lower
 weight (RELATED_WEIGHT). General vocabulary of manuals and code, not of any one document."""
 RELATED_WEIGHT = 0.5
+
+
+def related_words(word: str) -> list[str]:
+    """The words documents use for a question's word (RELATED): a short word's related words are one phrase
+    ("OS": "operating system"), a longer one's are words each."""
+    low = word.lower()
+    text = RELATED.get(low) or RELATED.get(lemma(low), "")
+    return ([text] if len(low) < 3 or low in ("uid", "gid") else text.split()) if text else []
+
+
 DEFAULT_PHRASE = re.compile(r"\bunless (?:told|set|specified|given|configured|changed|stated|otherwise)\b|"
                             r"\b(?:when|if) (?:no|none|nothing)\b|\bout of the box\b|\bunless\b", re.I)
 """How a question asks for a default without the word: the document says "default"."""
@@ -454,17 +466,41 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
         passage = spot if spot.chars else _widen(spot)
         heading = sections(passage.doc).enclosing(passage.start) if sections else None
         where = passage.doc.name + ("\n" + heading[1] if heading else "")
-        passage.score = max(ranker.score(passage.text + "\n" + where), spot.score)
+        said = "\n".join(t for _, t in passage.lines or [(0, passage.text)] if not TOC_LEADER.search(t))
+        passage.score = max(ranker.score(said + "\n" + where) if said else 0.0,
+                            0.0 if TOC_LEADER.search(spot.text) else spot.score)  # a table of contents says nothing
         if ranker.echoes(passage.text):  # the question quoted word for word (an example, a list of questions)
             passage.score /= 2
-        if kind and holds_value(passage.text, kind):
+        if kind and holds_value(said, kind):
             passage.score *= VALUE_BONUS
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
                (p.chars is None or passage.chars is None or _overlap(p.chars, passage.chars))
                or p.text == passage.text for p in out):  # overlapping, or a copy (a vendored file)
             continue
         out.append(passage)
+    for passage in out if sections else []:
+        _from_heading(passage, sections(passage.doc), out)
     return sorted(out, key=lambda p: -p.score)
+
+
+def _from_heading(passage: Passage, sections, others: list[Passage]) -> None:
+    """A passage that starts a few lines under its heading begins at the heading (and at the headings right
+    above it): a manual's section title names what the section is about ("5.11. /var/mail : User mailbox files",
+    "5.11.1. Purpose", then "User mailbox files in this location must be ..."); not over another passage."""
+    heading = sections.enclosing(passage.start)
+    if passage.chars or not heading or not passage.start - HEADING_REACH <= heading[0] < passage.start:
+        return
+    top = heading[0]
+    while top > 1 and (sections.enclosing(top - 1) or (0,))[0] == top - 1:
+        top -= 1  # a heading right above a heading is its parent
+    if any(p is not passage and p.doc is passage.doc and p.start < passage.start and p.end >= top for p in others):
+        return
+    rows = list(passage.doc.read_lines(top, passage.start - 1, max_bytes=HEADING_CHARS))
+    if not rows or rows[0].number != top or sum(len(r.text) + 1 for r in rows) > HEADING_CHARS:
+        return
+    passage.lines = [(r.number, r.text) for r in rows] + passage.lines
+    passage.start = top
+    passage.text = "\n".join(t for _, t in passage.lines)
 
 
 def _to_item_end(passage: Passage) -> None:
