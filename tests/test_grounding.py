@@ -614,6 +614,7 @@ def test_a_number_comes_from_a_line_about_as_good_as_the_best_one_naming_the_que
 
 @pytest.mark.parametrize("question, answer", [
     ("What product name does the client use in its default User-Agent header?", "default_user_agent"),
+    ("What product name does the client use in its default User-Agent header?", "default_headers()"),  # plural
     ("Where should the variable files of a package installed in /opt go?", "/opt/"),
 ])
 def test_an_identifier_or_path_made_of_the_question_s_own_words_repeats_it(question, answer):
@@ -740,6 +741,7 @@ where xchars and ychars set the size of the text block. The default is 79 by 24.
 @pytest.mark.parametrize("question, right, wrong", [
     ("What is the default size of the postscript output?", "10, 7", "5, 3.5"),  # the next sentence is eps
     ("What is the default resolution in dots per inch?", "75", "150"),  # the value the default is said of
+    ("How many dots per inch does the driver print at by default?", "75", "300"),  # not the value before the ';'
     ("What is the default size of the dumb terminal's text block?", "79, 24", None),  # a short sentence
 ])
 def test_a_default_is_the_value_its_clause_states_and_the_next_sentence_does_not_compete(write, question, right,
@@ -822,3 +824,70 @@ def test_an_assignment_line_heads_no_paragraph(write):
     v, log = gate(tools, "Which variables are assigned the value 7471578, directly or through other variables?")
     log.add(tools.run(parse("read vt.txt 1 4")).shown)
     assert [s.line for s in log.sentences() if v.carries(s, bridges=False) is not None] == [2]
+
+
+# --- conditions, clauses and bindings: which of several values a sentence or a line of code gives ------------------
+
+def _checked(write, name, text, question):
+    """A verifier over `text` set in filler (a manual's common words among others: rarity is the corpus'), with
+    lcread's ranked search and the text's lines shown."""
+    filler = "".join(f"Filler line {i} about the weather over the hills and the river.\n" if i % 3 else
+                     f"Line {i}: the shell runs and executes each command of the script in turn.\n" for i in range(150))
+    tools = ToolRunner(DocumentStore.open([str(write(name, filler + text + filler))]))
+    log = EvidenceLog()
+    v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
+    log.add(tools.run(parse(f"read {name} 151 {150 + text.count(chr(10))}")).shown)
+    return v
+
+
+@pytest.mark.parametrize("name, text, question, right, wrong", [
+    # the condition the question names is in the sentence that answers, in the document's words
+    ("shell.txt", "A script's exit status is the exit status of the last command executed in the script. If no "
+                  "commands are executed, the exit status is 0.\n"
+                  "The return status is 127 if the command cannot be found, and the exit status of the command "
+                  "otherwise.\n",
+     "If I run a command that doesn't exist, which exit code will bash give me?", "127", "0"),
+    # of two values in one sentence, the one in the clause that matches the question
+    ("status.txt", "Exit statuses fall between 0 and 255, though, as explained below, the shell may use values above "
+                   "125 specially.\n",
+     "What is the largest value an exit status can have?", "255", "125"),
+    ("status.txt", "Exit statuses fall between 0 and 255, though, as explained below, the shell may use values above "
+                   "125 specially.\n",
+     "What is the largest value an exit status can have?", "255", "0"),  # the largest of the clause's two
+    # the case "unless" sets aside is described by the other sentence
+    ("sixel.txt", "By default the sixel output uses 16 indexed colors. The truecolor option instead creates a "
+                  "TrueColor png image that is mapped down onto 256 colors in the output sixel image.\n",
+     "How many indexed colours does the sixel terminal use unless truecolor is set?", "16", "256"),
+    # a number the text calls a section is a reference wherever it appears
+    ("policy.txt", "Packages must not create sub-directories in the directory /usr/local itself, except those listed "
+                   "in FHS, section\n4.9. You must not remove any of the directories listed in 4.9, even if you\n"
+                   "created them. All subdirectories created by packages should have permissions 0755.\n",
+     "Which mode should a package give the directories it creates under /usr/local?", "0755", "4.9"),
+    # a sentence saying the asked action does not happen gives no answer; a label is read with its indented block
+    ("uids.txt", "1000-59999:\n    Dynamically allocated user accounts. By default adduser will\n    choose UIDs and "
+                 "GIDs for user accounts in this range.\n65536-4294967293:\n    Dynamically allocated user accounts. "
+                 "By default adduser will not\n    allocate UIDs and GIDs in this range, to ease compatibility.\n",
+     "In which UID range does adduser allocate user accounts by default?", "1000, 59999", "65536, 4294967293"),
+    # a default is what the term's own line binds the asked name to, not another function's parameter of that name
+    ("models.py", "ITER_CHUNK_SIZE = 512\nclass Response:\n    def iter_content(self, chunk_size=1, decode_unicode=False):"
+                  "\n        pass\n    def iter_lines(\n        self, chunk_size=ITER_CHUNK_SIZE, decode_unicode=False\n"
+                  "    ):\n        for chunk in self.iter_content(chunk_size=chunk_size, decode_unicode=decode_unicode):"
+                  "\n            yield chunk\n",
+     "What chunk size does Response.iter_lines read with by default?", "512", "1"),
+    # max_retries names retries: the default is DEFAULT_RETRIES', not the pool size another parameter takes
+    ("adapters.py", "DEFAULT_POOLSIZE = 10\nDEFAULT_RETRIES = 0\nclass HTTPAdapter:\n    def __init__(\n        self,\n"
+                    "        pool_connections=DEFAULT_POOLSIZE,\n        max_retries=DEFAULT_RETRIES,\n    ):\n"
+                    "        self.max_retries = max_retries\n",
+     "How many times does an HTTPAdapter retry a failed connection by default?", "0", "10"),
+])
+def test_of_several_values_the_one_the_question_s_case_names_is_verified(write, name, text, question, right, wrong):
+    v = _checked(write, name, text, question)
+    assert v.check(right).ok, v.check(right).missing
+    assert not v.check(wrong).ok
+
+
+def test_numbers_in_a_list_leave_its_commas_and_thousands_keep_theirs():
+    from lcread.grounding.patterns import NUMBER
+
+    assert NUMBER.findall("res may be 75, 100, 150 or 300 dpi; 21,595 crates; chunk_size=1, x") == \
+        ["75", "100", "150", "300", "21,595", "1"]

@@ -244,3 +244,20 @@ def test_related_words_count_less_than_the_question_s_own():
     terms = {t.key: t for t in query_terms("What is the minimum length of a name?", STOPWORDS)}
     assert terms["minimum"].related is False and terms["less"].related is True
     assert "unless" not in {t.key for t in query_terms("How wide is the plot unless told otherwise?", STOPWORDS)}
+
+
+def test_a_table_of_contents_says_nothing_and_a_passage_is_shown_from_its_heading(write):
+    contents = ["Contents", "3.7.5 Exit Status . . . . . . . . . . . . . . . 44",
+                "5.11. /var/mail : User mailbox files (optional) . . . . . . . . . 43"]
+    body = ["5.11. /var/mail : User mailbox files (optional)", "5.11.1. Purpose",
+            "The mail spool must be accessible through the spool directory and the mail spool files",
+            "must take the form <username>.",
+            "User mailbox files in this location must be stored in the standard UNIX mailbox format.",
+            "Rationale", "The logical location for this directory was changed in order to bring"]
+    lines = contents + FILLER[:150] + body + FILLER[150:300]
+    store = DocumentStore.open([str(write("fhs.txt", "\n".join(lines) + "\n"))])
+    out = ToolRunner(store).run(parse("search Where are user mailbox files kept?"))
+    first = out.text.splitlines()[1]
+    heading = 3 + 150 + 1
+    assert first.startswith(f"[1] fhs.txt:{heading}-") and "5.11. /var/mail" in first  # not the contents' line 3
+    assert f"{heading}: 5.11. /var/mail : User mailbox files (optional)" in out.text

@@ -43,6 +43,11 @@ LABEL_CHARS = 300
 NAMED_BONUS = 1.5
 """A line of code assigning a name made of the question's words matches it this much better."""
 _ASSIGNED = re.compile(r"^\s*(?:self\.)?([A-Za-z_]\w*)\s*(?::\s*[\w\[\], .]+)?=(?!=)\s*\S")
+_MODIFIERS = {"max", "min", "default", "num", "n", "count", "total", "limit", "initial"}
+"""Parts of a code name that qualify what it names (`max_retries` names retries)."""
+_LARGEST = re.compile(r"\b(?:largest|maximum|max|highest|greatest|biggest|longest|most|upper)\b", re.I)
+_SMALLEST = re.compile(r"\b(?:smallest|minimum|min|lowest|least|fewest|shortest|lower)\b", re.I)
+"""A question asking for the largest or the smallest of the values a clause states."""
 CLAUSE_END = r";|\.(?:\s|$)"
 """Where a clause ends: the value a default is said of sits in the same clause as the word."""
 DEFAULT_COMPETING_SHARE = 0.7
@@ -163,6 +168,7 @@ class Verifier:
         asked = set(self.values(self.profile.question)) | {path_key(m.group(0)) for m in PATH.finditer(
             self.profile.question)}  # the question's own values (/opt in "installed in /opt") answer nothing
         wholes = {(x.doc, norm(view.whole_sentence(x))) for x in cited_sentences}
+        bound = self._memo("asked_bindings", self._asked_bindings) if self.profile.default else set()
         for s in found.sentences():
             if (s.doc, s.line, s.text) in quoted or (s.doc, norm(view.whole_sentence(s))) in wholes:
                 continue  # the cited sentence, or the rest of it across a line break
@@ -170,6 +176,9 @@ class Verifier:
                       and not only_a_reference(s.norm, v)]
             if not others or not view._valued(s) or have <= set(self.values(view.whole_sentence(s))):
                 continue  # no other value, one value where a range or a size (two) is asked, or it states the answer
+            rebound = self._bound_to_asked_name(s.text)
+            if rebound and bound and not rebound & bound:
+                continue  # another function's parameter of the asked name (`def iter_content(self, chunk_size=1)`)
             words = view._words_read(s, after=[c.quote for c in verdict.citations])
             if not words or self._told_apart(cited - words, words - cited):
                 continue  # the question tells them apart
@@ -206,7 +215,11 @@ class Verifier:
         exist". The condition the question names is in the other sentence: it matches the question as well."""
         if not adds or self.counter is None:
             return False
-        return not lacks or min(self.counter(w) for w in adds) < min(self.counter(w) for w in lacks)
+        counts = {w: self.counter(w) or min((n for n in map(self.counter, related_words(w)) if n), default=0)
+                  for w in adds | lacks}  # a word held only in a related word ("executed" for "run") counts as it
+        rarity = lambda words: min((counts[w] for w in words if counts[w]), default=None)
+        added, lacking = rarity(adds), rarity(lacks)
+        return added is not None and (lacking is None or added < lacking)
 
     def _words_read(self, s: Sentence, after: list[str] | None = None) -> frozenset[str]:
         """The question's words a sentence carries, read whole (across a line break), and with its paragraph
@@ -266,15 +279,17 @@ class Verifier:
                                                                           kind_ok=False)
         own = [w for w in re.split(r"[^a-z0-9]+", low) if w and w not in STOPWORDS]
         asked = set(re.split(r"[^a-z0-9]+", p.question.lower()))
+        asked |= {stem(w) for w in asked}  # in any form: default_headers() for "its default User-Agent header"
         # a compound token (~/.bash_history, HTTPStatus.OK) is a word of its own unless the question writes it
         compounds = [t.strip(".,;:!?()\"'").rstrip("/") for t in low.split()
                      if re.search(r"\w[_./~-]\w|^[~/.]", t.strip(".,;:!?()\"'"))]
         # ... and an identifier made only of the question's words (default_user_agent for "the default User-Agent")
         # repeats the question; a path (~/.bash_history) is a place of its own
         new_compound = any(c and c not in p.question.lower() and
-                           ("/" in c or "~" in c or not set(re.split(r"[_.-]+", c.strip("_."))) <= asked)
+                           ("/" in c or "~" in c or not {stem(w) for w in re.split(r"[_.()-]+", c.strip("_.()"))
+                                                         if w} <= asked)
                            for c in compounds)
-        if own and all(w in asked for w in own) and p.kind is not Kind.CHOICE and not new_compound:
+        if own and all(w in asked or stem(w) in asked for w in own) and p.kind is not Kind.CHOICE and not new_compound:
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
                            step=self.term_step(), kind_ok=False)
         kind = p.answer_type
@@ -636,16 +651,23 @@ class Verifier:
         """What the lines naming the question's terms bind the asked name to (`chunk_size=ITER_CHUNK_SIZE` in
         `iter_lines`' signature, for "What chunk size does iter_lines read with by default?"): a default comes
         from there, not from another function's parameter of the same name."""
-        stems = {stem(k) for k in self.profile.keywords}
         out = set()
         for x in self.log.sentences():
-            if not self.profile.terms or not all(has(x.context, t) for t in self.profile.terms):
-                continue
-            for name, value in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)\s*([^\s,)]+)", x.text):
-                parts = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name.lower()) if w]
-                if len(parts) >= 2 and all(stem(w) in stems for w in parts) and value.lower() != name.lower() \
-                        and re.fullmatch(r"[A-Za-z_][\w.]*", value) and value not in ("None", "True", "False"):
-                    out.add(value)
+            if self.profile.terms and all(has(x.context, t) for t in self.profile.terms):
+                out |= {v for v in self._bound_to_asked_name(x.text)
+                        if re.fullmatch(r"[A-Za-z_][\w.]*", v) and v not in ("None", "True", "False")}
+        return out
+
+    def _bound_to_asked_name(self, text: str) -> set[str]:
+        """The values a line binds a name made of the question's words to (`chunk_size=ITER_CHUNK_SIZE`, and
+        `max_retries=DEFAULT_RETRIES` for "how many times ... retry"), not passing a name on as itself."""
+        stems = {stem(k) for k in self.profile.keywords}
+        out = set()
+        for name, value in re.findall(r"(?<![\w.])([A-Za-z_]\w*)\s*=(?!=)\s*([^\s,)]+)", text):
+            parts = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", name.lower()) if w]
+            named = [w for w in parts if w not in _MODIFIERS]  # max_retries names retries
+            if len(parts) >= 2 and named and all(stem(w) in stems for w in named) and value.lower() != name.lower():
+                out.add(value)
         return out
 
     def default_after(self, s: Sentence) -> Sentence | None:
@@ -712,8 +734,16 @@ class Verifier:
         if ranker is None or self.profile.values > 1 or self.profile.default or len(set(self.values(text))) < 2:
             return True
         clauses = [(ranker.score(c), set(self.values(c))) for c in re.split(CLAUSES, text)]
-        mine = [score for score, values in clauses if values & set(atoms)]
-        return not mine or max(mine) >= max(score for score, values in clauses if values)
+        mine = [(score, values) for score, values in clauses if values & set(atoms)]
+        if not mine:
+            return True
+        score, values = max(mine, key=lambda pair: pair[0])
+        if score < max(score for score, values in clauses if values):
+            return False
+        extreme = max if _LARGEST.search(self.profile.question) else \
+            min if _SMALLEST.search(self.profile.question) else None  # "between 0 and 255": the largest is 255
+        numbers = {float(v): v for v in values if re.fullmatch(r"\d+(?:\.\d+)?", v)}
+        return extreme is None or len(numbers) < 2 or numbers[extreme(numbers)] in atoms
 
     def lead(self, s: Sentence) -> str:
         """What comes before a sentence in its paragraph, as shown (up to LEAD_CHARS): the sentences before it on
