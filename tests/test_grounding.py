@@ -828,7 +828,7 @@ def test_an_assignment_line_heads_no_paragraph(write):
 
 # --- conditions, clauses and bindings: which of several values a sentence or a line of code gives ------------------
 
-def _checked(write, name, text, question):
+def _checked(write, name, text, question, greps=()):
     """A verifier over `text` set in filler (a manual's common words among others: rarity is the corpus'), with
     lcread's ranked search and the text's lines shown."""
     filler = "".join(f"Filler line {i} about the weather over the hills and the river.\n" if i % 3 else
@@ -837,6 +837,9 @@ def _checked(write, name, text, question):
     log = EvidenceLog()
     v = Verifier(classify(question), log, tools.count, None, tools.occurrences, lambda: tools.ranked(question, top=3))
     log.add(tools.run(parse(f"read {name} 151 {150 + text.count(chr(10))}")).shown)
+    for word in greps:
+        found = tools.run(parse(f"grep -i -F -w {word}"))
+        log.add(found.shown, found.search)
     return v
 
 
@@ -891,3 +894,11 @@ def test_numbers_in_a_list_leave_its_commas_and_thousands_keep_theirs():
 
     assert NUMBER.findall("res may be 75, 100, 150 or 300 dpi; 21,595 crates; chunk_size=1, x") == \
         ["75", "100", "150", "300", "21,595", "1"]
+
+
+def test_an_assignment_line_does_not_run_on_into_the_next_line(write):
+    text = "VAR PATIENTMEADOW = 9848137\nresolutions.\nVAR QUIETORCHARD = VAR PATIENTMEADOW\n"
+    question = "Which variables are assigned the value 9848137, directly or through other variables?"
+    v = _checked(write, "vars.txt", text, question, greps=("9848137", "PATIENTMEADOW", "QUIETORCHARD"))
+    verdict = v.check("PATIENTMEADOW, QUIETORCHARD")
+    assert verdict.ok, verdict.missing  # "resolutions." is no item-less line of the chain

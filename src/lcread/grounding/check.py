@@ -805,7 +805,8 @@ class Verifier:
         before, after = lines.get((s.doc, s.line - 1)), lines.get((s.doc, s.line + 1))
         own = lines.get((s.doc, s.line), "")
         # a sentence goes on across a line break when the line ends mid-sentence and the next begins in lower case
-        if before and s.start == 0 and s.text[:1].islower() and not before.rstrip().endswith((".", "!", "?", ":")):
+        if before and s.start == 0 and s.text[:1].islower() and not before.rstrip().endswith((".", "!", "?", ":")) \
+                and not re.search(r"[\w\])]\s*=(?!=)\s*\S", before):  # an assignment is a whole statement
             text = re.split(r"(?<=[.!?])\s+", before.strip())[-1] + " " + text
         ends = own.rstrip().endswith(s.text.rstrip())
         if after and ends and s.text.rstrip().endswith(":"):  # a label ("65534:"): the lines below describe it

@@ -287,7 +287,7 @@ def distinguishing_terms(q: str, quotes: list[str], whole: bool = False) -> list
         elif i == 0 and found[0].start() == len(q) - len(q.lstrip()) and _common_word(w) and not (
                 i + 1 < len(words) and joined(0) and words[1][0].isupper()):
             pass  # "According to the latest figures, ...": capitalised only because it begins the question
-        elif w[0].isupper() and w.lower() not in STOPWORDS and not (w.isupper() and w.isalpha() and len(w) <= 5):
+        elif w[0].isupper() and w.lower() not in STOPWORDS and not re.fullmatch(r"[A-Z]{1,5}s?", w):  # OS, IDs
             phrase = [w]
             while i + 1 < len(words) and joined(i) and (words[i + 1][0].isupper() or
                                                          (words[i + 1].isdigit() and len(words[i + 1]) < 4)):
