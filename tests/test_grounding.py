@@ -902,3 +902,12 @@ def test_an_assignment_line_does_not_run_on_into_the_next_line(write):
     v = _checked(write, "vars.txt", text, question, greps=("9848137", "PATIENTMEADOW", "QUIETORCHARD"))
     verdict = v.check("PATIENTMEADOW, QUIETORCHARD")
     assert verdict.ok, verdict.missing  # "resolutions." is no item-less line of the chain
+
+
+def test_who_answered_with_the_thing_the_question_describes_is_not_verified():
+    log = EvidenceLog()
+    log.add([Shown("qa.txt", 1, 0, "Based on the Adoption and Safe Families Act of 1997, the aim of the program was to "
+                                   "lower barriers to adoption. President Bill Clinton signed the act into law.")])
+    v = Verifier(classify("Who signed into law the act made to lower barriers to adoption?"), log)
+    verdict = v.check("The Adoption and Safe Families Act")
+    assert not verdict.ok and "asks who" in verdict.missing

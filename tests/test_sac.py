@@ -96,6 +96,19 @@ def test_a_finding_whose_lines_no_tool_showed_is_dropped(store):
     assert "999" not in model.calls[1]["messages"][1]["content"]
 
 
+def test_a_finding_whose_words_are_not_in_the_lines_it_points_at_is_dropped(store):
+    result, model, trace = run(store, [
+        'grep -i "quiet-harbor"\n' + state(),
+        'read hay.txt 149 151\n' + state(["Maria Okafor signed the lease for unit 4B",  # the prompt's example
+                                            "quiet-harbor's number is 4817263"]),
+        'answer "4817263"',
+    ])
+    dropped = trace.of("findings_dropped")
+    assert dropped and dropped[0]["findings"] == ["Maria Okafor signed the lease for unit 4B"]
+    assert "Maria" not in model.calls[2]["messages"][1]["content"]
+    assert "4817263" in model.calls[2]["messages"][1]["content"]
+
+
 def test_a_reply_without_a_command_is_a_format_error(store):
     result, model, trace = run(store, ["hello\n" + state(), "hello again\n" + state(),
                                        "grep quiet\n" + state(), 'answer "4817263"'])

@@ -308,10 +308,13 @@ class CommandLoop:
             self.run_state.repeats += 1
             if self.run_state.repeats > self.config.max_repeats:
                 raise LimitReached(Stop.REPEAT_LIMIT, f"{self.config.max_repeats} repeated commands in a row")
+            best = self.gate.best_lines(self.gate.refused)  # what a model going round in circles may answer from
             if self.context.keeps_history:
-                return Observation(prompts.render("repeat", command=key, step=self.seen[key]))
+                return Observation("\n".join(filter(None, [prompts.render("repeat", command=key, step=self.seen[key]),
+                                                           best])))
             observation = self.run_tool(command)
-            observation.text = prompts.render("sac_repeat", command=key, step=self.seen[key], output=observation.text)
+            observation.text = "\n".join(filter(None, [prompts.render("sac_repeat", command=key, step=self.seen[key],
+                                                                      output=observation.text), best]))
             return observation
         self.run_state.repeats = 0
         self.seen[key] = self.stats.steps

@@ -12,6 +12,8 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from lcread.grounding.question import STOPWORDS
+
 Messages = list[dict[str, str]]
 
 
@@ -112,13 +114,20 @@ def fallback_handoff(task: str, commands_run: list[str], findings: list[Finding]
                    commands_run=commands_run)
 
 
-def keep_shown(findings: list[Finding], shown: set[tuple[str, int]]) -> tuple[list[Finding], list[Finding]]:
-    """Findings whose pointer (document, lines) covers a line a tool showed, and the ones dropped."""
+def keep_shown(findings: list[Finding], shown: dict[tuple[str, int], str]) -> tuple[list[Finding], list[Finding]]:
+    """Findings whose pointer (document, lines) covers lines a tool showed that hold a word or number of the
+    fact (a small model copies its prompt's example as a fact and points it at whatever it read), and the ones
+    dropped."""
     kept, dropped = [], []
     for f in findings:
         m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+))?\s*", f.lines or "")
         lo, hi = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else (0, -1)
-        ok = any(doc == f.document and lo <= line <= hi for doc, line in shown) if hi - lo < 10_000 else False
+        covered = " ".join(text for (doc, line), text in shown.items()
+                           if doc == f.document and lo <= line <= hi).lower() if hi - lo < 10_000 else ""
+        covered += f" {lo} {hi}" if covered else ""  # "the number is on line 150" points at line 150
+        words = [w for w in re.findall(r"[a-z]{4,}|\d+", f.fact.lower()) if w not in STOPWORDS]
+        said = set(re.findall(r"[a-z]+|\d+", covered))
+        ok = bool(covered) and (not words or any(w in said for w in words))
         (kept if ok else dropped).append(f)
     return kept, dropped
 

@@ -19,7 +19,6 @@ from lcread.grounding.kinds import KINDS, VALUES
 from lcread.grounding.verdict import (NEGATION, VALUE, Verdict, distinctive, grep_step, holds, only_a_reference,
                                       thousands, value_shape)
 from lcread.tools.evidence import Shown
-from lcread.tools.search import related_words
 
 _QUOTED_VALUE = re.compile(r"\"([^\"\n]{2,40})\"|'([^'\n]{2,40})'|[‘“]([^’”\n]{2,40})[’”]")
 """A quoted value in a shown line (`name="python-requests"`): a name an answer may take."""
@@ -213,6 +212,8 @@ class Verifier:
         """Whether a sentence holds a word of the question, that the cited one lacks, rarer than any the cited one
         holds over it: "if command cannot be found" beside "If no commands are executed" for "a command that doesn't
         exist". The condition the question names is in the other sentence: it matches the question as well."""
+        from lcread.tools.search import related_words
+
         if not adds or self.counter is None:
             return False
         counts = {w: self.counter(w) or min((n for n in map(self.counter, related_words(w)) if n), default=0)
@@ -235,6 +236,8 @@ class Verifier:
     def question_words(self, text: str, related: bool = False) -> frozenset[str]:
         """The question's terms and keywords that a text carries; with `related`, also those it says in the words
         documents use for them ("cannot be found" for "doesn't exist", "exit status" for "exit code")."""
+        from lcread.tools.search import related_words
+
         low = norm(text)
         return frozenset([t for t in self.profile.terms if has(low, t)] +
                          [k for k in self.profile.keywords if prefix(stem(k), low) or related and any(
@@ -292,6 +295,11 @@ class Verifier:
         if own and all(w in asked or stem(w) in asked for w in own) and p.kind is not Kind.CHOICE and not new_compound:
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
                            step=self.term_step(), kind_ok=False)
+        described = {stem(w.lower()) for w in re.findall(r"\bthe\s+(\w+)", p.question, re.I)}
+        last = re.findall(r"[a-z]+", low)[-1:] if re.match(r"\s*who(?:m|se)?\b", p.question, re.I) else []
+        if last and stem(last[0]) in described:  # "Who signed the act ...?" answered with the act's name
+            return Verdict(False, missing=f"the answer {answer!r} names the {last[0]} the question speaks of; the "
+                                          f"question asks who", step=self.term_step(), kind_ok=False)
         kind = p.answer_type
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
               "date": lambda: bool(DATE.search(answer)),
@@ -605,7 +613,8 @@ class Verifier:
         # as good): "/etc/opt" in a sentence on configuration does not answer where variable files go
         pool = self._memo("valued_inside", lambda: [
             x for x in self.log.sentences() for p in inside
-            if p.doc.name == x.doc and p.start <= x.line <= p.end and self._valued(x) and self.default_after(x) is None])
+            if p.doc.name == x.doc and p.start <= x.line <= p.end and self._valued(x)
+            and self.default_after(x) is None])
         return self._unbeaten(s, pool)
 
     def _valued(self, s: Sentence) -> bool:
@@ -627,7 +636,8 @@ class Verifier:
             return True
         for m in DEFAULT_STATED.finditer(text):
             clause = re.split(CLAUSE_END, text[m.end():m.end() + DEFAULT_REACH])[0]
-            near = self.values(clause) or self.values(re.split(CLAUSE_END, text[max(0, m.start() - 25):m.start()])[-1])[-1:]
+            before = re.split(CLAUSE_END, text[max(0, m.start() - 25):m.start()])[-1]
+            near = self.values(clause) or self.values(before)[-1:]
             if near:
                 return all(a in near for a in atoms)
         return True

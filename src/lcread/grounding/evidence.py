@@ -103,8 +103,12 @@ class EvidenceLog:
         if search is not None:
             self.searches.append(search)
 
-    def shown_lines(self) -> set[tuple[str, int]]:
-        return {(p.doc, p.line) for p in self.pieces}
+    def shown_lines(self) -> dict[tuple[str, int], str]:
+        """Each shown line (document, number) with the text shown of it."""
+        out: dict[tuple[str, int], str] = {}
+        for p in self.pieces:
+            out[(p.doc, p.line)] = out.get((p.doc, p.line), "") + " " + p.text
+        return out
 
     def sentences(self) -> list[Sentence]:
         if self._sentences is None:

@@ -50,13 +50,16 @@ _PAIR_ASK = re.compile(r"\b(?:range|ranges|dimensions?|how (?:big|large)|wide an
 pool size" (a count or bytes: pool, chunk, buffer, block, file...) names one number, "the size of the output"
 two."""
 _DEFAULT_ASK = re.compile(r"\bdefault(?:s|ed)?\b|\bunless\b[^?,;]*\b(?:told|set|specified|given|configured|changed|"
-                          r"stated|otherwise|enabled|selected|chosen|requested|used)\b|\b(?:when|if) (?:no|none|nothing)\b[^?]*\b(?:given|set|specified|passed|"
-                          r"provided|configured)\b|\bout of the box\b|\binitial(?:ly)? value\b", re.I)
+                          r"stated|otherwise|enabled|selected|chosen|requested|used)\b|"
+                          r"\b(?:when|if) (?:no|none|nothing)\b[^?]*\b(?:given|set|specified|passed|provided|"
+                          r"configured)\b|"
+                          r"\bout of the box\b|\binitial(?:ly)? value\b", re.I)
 """A question about a default value: "by default", "unless told otherwise", "when no chunk size is given"."""
-_ASKED_NOUNS = {"size", "length", "value", "number", "amount", "count", "limit", "width", "height", "name", "path",
-                "location", "directory", "time", "timeout", "mode", "format", "type", "option", "options", "otherwise",
-                "told"}
-"""Words an "unless ... is given" clause uses for the asked thing itself ("How big ... unless a size is given")."""
+_UNLESS_GENERIC = {"size", "length", "value", "number", "amount", "count", "limit", "width", "height", "name", "path",
+                   "location", "directory", "time", "timeout", "mode", "format", "type", "option", "options",
+                   "otherwise", "told"}
+"""Words of an "unless" clause that name the asked thing itself ("How big ... unless a size is given") or nothing
+("unless told otherwise"): no case is set aside by them."""
 _UNLESS = re.compile(r"\bunless\b([^?,;]*)", re.I)
 """The case a question sets aside ("unless truecolor is set"): a sentence about it describes the other case."""
 DEFAULT_STATED = re.compile(r"(?<![a-z])default(?:s|ed)?(?![a-z])|\binitial(?:ly)?\b|\bunless\b|"
@@ -162,7 +165,7 @@ def classify(question: str, options: list[tuple[str, str]] | None = None) -> Pro
     profile.default = bool(_DEFAULT_ASK.search(q))
     rest = {w.lower() for w in content_words(_UNLESS.sub(" ", q))}
     profile.set_aside = [w for m in _UNLESS.finditer(q) for w in content_words(m.group(1))
-                         if w.lower() not in rest and w.lower() not in _ASKED_NOUNS]
+                         if w.lower() not in rest and w.lower() not in _UNLESS_GENERIC]
     return profile
 
 

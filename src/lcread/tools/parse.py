@@ -252,8 +252,15 @@ def _parse_head_tail(name: str):
     return parse_it
 
 
+_SEARCH_HEADER = re.compile(r"""['"]?\s*:\s*the \d+ best passages? of\b.*$""", re.S)
+"""The header of a search's output, which a small model copies into its next search."""
+
+
 def _parse_search(args: list[str], text: str) -> Command:
     words = " ".join(args).strip()
+    if _SEARCH_HEADER.search(words):  # the words searched before, not the header's: the same search again
+        words = _SEARCH_HEADER.sub("", words).strip().strip("'\"")
+        text = f"search {words}"
     if not words:
         raise ParseError("search needs words to look for, e.g. search ferry departure time")
     from lcread.tools.search import TOP
