@@ -168,3 +168,15 @@ def test_sac_s_grammar_ends_the_reply_at_an_answer_and_asks_a_state_after_any_ot
     acting = next(line for line in grammar.splitlines() if line.startswith("cmd-act"))
     assert ("cmd-answer |" in root) is can_answer and 'cmd-act "\\n" st-root' in root and "cmd-answer" not in acting
     LlamaGrammar.from_string(grammar, verbose=False)  # llama.cpp reads it
+
+
+def test_the_same_search_again_comes_with_the_lines_that_answer_best(store):
+    result, model, trace = run(store, [
+        f"search {QUESTION}\n" + state(),
+        f"search '{QUESTION}': the 5 best passages of 1 lines matched\n" + state(),  # its output's header, copied
+        'answer "4817263"',
+    ], first_step=True)
+    told = model.calls[1]["messages"][1]["content"]
+    assert f"You ran `search {QUESTION}` before" in told
+    assert "hay.txt:150: The special magic number for quiet-harbor is 4817263." in told.split("before")[-1]
+    assert result.answer == "4817263" and result.verified

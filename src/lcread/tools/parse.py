@@ -252,8 +252,9 @@ def _parse_head_tail(name: str):
     return parse_it
 
 
-_SEARCH_HEADER = re.compile(r"""['"]?\s*:\s*the \d+ best passages? of\b.*$""", re.S)
-"""The header of a search's output, which a small model copies into its next search."""
+_SEARCH_HEADER = re.compile(r"""['"]?\s*:\s*the \d+ best passages? of\b.*$|\s+showed [\d,]+ lines?\b.*$""", re.S)
+"""The header of a search's output, or lcread's record of it ("search ... showed 23 lines, ..."), which a small
+model copies into its next search."""
 
 
 def _parse_search(args: list[str], text: str) -> Command:
