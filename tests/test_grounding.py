@@ -871,6 +871,9 @@ def _checked(write, name, text, question, greps=()):
                  "GIDs for user accounts in this range.\n65536-4294967293:\n    Dynamically allocated user accounts. "
                  "By default adduser will not\n    allocate UIDs and GIDs in this range, to ease compatibility.\n",
      "In which UID range does adduser allocate user accounts by default?", "1000, 59999", "65536, 4294967293"),
+    # one end of a range the sentence states is not the range
+    ("ids.txt", "32bit UIDs in the range 65536-4294967293 are reserved for dynamically allocated user accounts.\n",
+     "What user IDs are reserved for dynamically allocated accounts?", "65536, 4294967293", "65536"),
     # a default is what the term's own line binds the asked name to, not another function's parameter of that name
     ("models.py", "ITER_CHUNK_SIZE = 512\nclass Response:\n    def iter_content(self, chunk_size=1, decode_unicode=False):"
                   "\n        pass\n    def iter_lines(\n        self, chunk_size=ITER_CHUNK_SIZE, decode_unicode=False\n"

@@ -47,6 +47,10 @@ _MODIFIERS = {"max", "min", "default", "num", "n", "count", "total", "limit", "i
 _LARGEST = re.compile(r"\b(?:largest|maximum|max|highest|greatest|biggest|longest|most|upper)\b", re.I)
 _SMALLEST = re.compile(r"\b(?:smallest|minimum|min|lowest|least|fewest|shortest|lower)\b", re.I)
 """A question asking for the largest or the smallest of the values a clause states."""
+_RANGE = re.compile(r"(?<![\w.])(\d+(?:,\d{3})*)\s*(?:-|–|\bto\b|\bthrough\b)\s*(\d+(?:,\d{3})*)(?![\w.])")
+"""A range of numbers as written: 1000-59999, 10 to 20."""
+_AN_END = re.compile(r"\b(?:first|last|start|starts|begin|begins|end|ends|upper|lower|bound|from|up to)\b", re.I)
+"""A question asking for one end of a range."""
 CLAUSE_END = r";|\.(?:\s|$)"
 """Where a clause ends: the value a default is said of sits in the same clause as the word."""
 DEFAULT_COMPETING_SHARE = 0.7
@@ -352,6 +356,19 @@ class Verifier:
             if by_rarer and other >= RARER_COMPETING_SHARE * score and self._rarer(its - mine, mine - its):
                 return False
             if score < COMPETING_SHARE * other and not self._rarer(mine - its, its - mine):
+                return False
+        return True
+
+    def whole_range(self, s: Sentence, atoms: list[str]) -> bool:
+        """Whether the answer gives a range the sentence states whole: "65536" from "UIDs in the range
+        65536-4294967293 are reserved" is one end of what is asked, unless the question asks for an end (the
+        largest, the lowest, where it starts)."""
+        if self.profile.values > 1 or _LARGEST.search(self.profile.question) or \
+                _SMALLEST.search(self.profile.question) or _AN_END.search(self.profile.question):
+            return True
+        for m in _RANGE.finditer(self.whole_sentence(s)):
+            ends = {thousands(m.group(1)), thousands(m.group(2))}
+            if len(ends) == 2 and len(ends & set(atoms)) == 1:
                 return False
         return True
 

@@ -56,7 +56,7 @@ def lookup(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdict:
             links = v.carries(s)
             if links is not None and v.relates(atom, s, links) and all(holds(s.norm, a) for a in together) \
                     and v.best_valued(s) and v.default_kept(s, links) and v.the_default(s, together or [atom]) \
-                    and v.best_clause(s, together or [atom]) and not v.denies(s):
+                    and v.best_clause(s, together or [atom]) and not v.denies(s) and v.whole_range(s, main):
                 return Verdict(True, [cite(x) for x in [s, *links]])
     return v.unlinked(main[0] if main else atoms[0], found)
 
