@@ -914,3 +914,5 @@ def test_who_answered_with_the_thing_the_question_describes_is_not_verified():
     v = Verifier(classify("Who signed into law the act made to lower barriers to adoption?"), log)
     verdict = v.check("The Adoption and Safe Families Act")
     assert not verdict.ok and "asks who" in verdict.missing
+    number = v.check("105-89")  # the act's public law number
+    assert not number.ok and "names no one" in number.missing

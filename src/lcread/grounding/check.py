@@ -299,11 +299,15 @@ class Verifier:
         if own and all(w in asked or stem(w) in asked for w in own) and p.kind is not Kind.CHOICE and not new_compound:
             return Verdict(False, missing=f"the answer {answer!r} only repeats words of the question",
                            step=self.term_step(), kind_ok=False)
-        described = {stem(w.lower()) for w in re.findall(r"\bthe\s+(\w+)", p.question, re.I)}
-        last = re.findall(r"[a-z]+", low)[-1:] if re.match(r"\s*who(?:m|se)?\b", p.question, re.I) else []
-        if last and stem(last[0]) in described:  # "Who signed the act ...?" answered with the act's name
-            return Verdict(False, missing=f"the answer {answer!r} names the {last[0]} the question speaks of; the "
-                                          f"question asks who", step=self.term_step(), kind_ok=False)
+        if re.match(r"\s*who(?:m|se)?\b", p.question, re.I):
+            described = {stem(w.lower()) for w in re.findall(r"\bthe\s+(\w+)", p.question, re.I)}
+            last = re.findall(r"[a-z]+", low)[-1:]
+            if not last:  # "105-89" for "Who signed ...?"
+                return Verdict(False, missing=f"the question asks who; {answer!r} names no one",
+                               step=self.term_step(), kind_ok=False)
+            if stem(last[0]) in described:  # "Who signed the act ...?" answered with the act's name
+                return Verdict(False, missing=f"the answer {answer!r} names the {last[0]} the question speaks of; "
+                                              f"the question asks who", step=self.term_step(), kind_ok=False)
         kind = p.answer_type
         ok = {"number": lambda: bool(re.search(r"\d", answer)) or any(w in NUMBER_WORDS for w in own),
               "date": lambda: bool(DATE.search(answer)),
