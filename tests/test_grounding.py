@@ -916,3 +916,28 @@ def test_who_answered_with_the_thing_the_question_describes_is_not_verified():
     assert not verdict.ok and "asks who" in verdict.missing
     number = v.check("105-89")  # the act's public law number
     assert not number.ok and "names no one" in number.missing
+
+
+def test_every_value_of_a_term_once_searched_is_offered_once_each_in_order(write):
+    text = ("The special magic number for northern-meadow-51 is 1324742.\nFiller about the hills.\n"
+            "The special magic number for northern-meadow-51 is 8514175.\n"
+            "The special magic number for northern-meadow-51 is 7675082.\n")
+    question = "What are all the special magic numbers for northern-meadow-51?"
+    v = _checked(write, "hay.txt", text, question)
+    assert v.slots() is None  # no complete search for the term shown yet: nothing is known to be every value
+    v = _checked(write, "hay.txt", text, question, greps=("northern-meadow-51",))
+    assert v.slots() == [["1324742"], ["8514175"], ["7675082"]]
+    from lcread import prompts
+    grammar = prompts.command_grammar(["hay.txt"], ["1324742", "8514175", "7675082"], "many-number", 3, [], v.slots())
+    assert 'cmd-answer  ::= "answer \\"" ("1324742") ", " ("8514175") ", " ("7675082") "\\""' in grammar
+    assert v.check("1324742, 8514175, 7675082").ok
+
+
+@pytest.mark.parametrize("question", [
+    "Give the special magic number of distant-cipher-69 as well as that of golden-quarry-87.",
+    "Which special magic numbers belong to distant-cipher-69 and to golden-quarry-87?",
+    "What are the special magic numbers for distant-cipher-69 and golden-quarry-87?",
+])
+def test_two_named_parts_joined_in_any_words_ask_for_a_value_each(question):
+    profile = classify(question)
+    assert profile.kind.value == "parts" and profile.parts == ["distant-cipher-69", "golden-quarry-87"]

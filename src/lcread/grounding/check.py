@@ -479,9 +479,21 @@ class Verifier:
         return None
 
     def slots(self) -> list[list[str]] | None:
-        """For several parts asked together, the values shown with each part, part by part."""
+        """For several parts asked together, the values shown with each part, part by part; for every value of a
+        term, once a complete search for it is shown, each value it gave, once, in the documents' order (a small
+        model drops values it gave before and repeats others)."""
         p = self.profile
-        if p.kind is not Kind.PARTS or p.answer_type not in ("number", "date"):
+        if p.answer_type not in ("number", "date"):
+            return None
+        term = self.main_term() if p.kind is Kind.ALL else None
+        if term and self.log.searched(term) is not None:
+            found = {}
+            for s in sorted(self.log.sentences(), key=lambda x: (x.doc, x.line, x.start)):
+                if has(s.context, term):
+                    for raw in self.raw_values(s.text):
+                        found.setdefault(self.values(raw)[0] if self.values(raw) else raw, raw)
+            return [[raw] for raw in found.values()] or None
+        if p.kind is not Kind.PARTS:
             return None
         out = []
         for part in p.parts:

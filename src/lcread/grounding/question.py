@@ -203,7 +203,7 @@ def is_yesno(p: Profile, quotes: list[str]) -> dict | None:
 def is_parts(p: Profile, quotes: list[str]) -> dict | None:
     parts = _parts(p.question, p.terms)
     return {"parts": parts, "count_words": _counted(p.question)} \
-        if len(parts) >= 2 and _asks_plural(p.question) else None
+        if len(parts) >= 2 and (_asks_plural(p.question) or re.search(r"\bas well as\b", p.question)) else None
 
 
 def is_all(p: Profile, quotes: list[str]) -> dict | None:
@@ -340,8 +340,13 @@ def _parts(q: str, terms: list[str]) -> list[str]:
     named = [t for t in terms if not re.fullmatch(r"[\d,.]+", t)]
     if len(named) < 2:
         return []
-    joined = [t for t in named if re.search(rf"{re.escape(t)}\s*(,|\band\b)|(,|\band\b)\s*{re.escape(t)}", q)]
+    joined = [t for t in named if re.search(rf"{re.escape(t)}\s*(,|\band\b|\bas well as\b)|"
+                                            rf"(,|\band\b|\bas well as\b){_JOINED}\s*{re.escape(t)}", q)]
     return joined if len(joined) >= 2 else []
+
+
+_JOINED = r"(?:\s+(?:that|those|the ones?))?(?:\s+(?:of|for|to|in|at|belonging to))?"
+"""What may come between a joining word and the next part: "and to B", "as well as that of B"."""
 
 
 def stem(word: str) -> str:
