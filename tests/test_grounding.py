@@ -541,7 +541,7 @@ def test_when_many_lines_carry_the_names_the_answer_may_take_the_values_of_the_b
 
 def test_the_gate_returns_decisions_and_keeps_the_refused_answers(tools):
     from lcread.agent.gate import Accepted, AnswerGate, Halted, SentBack
-    from lcread.agent.result import Stop
+    from lcread.result import Stop
 
     v = verifier(tools, "How many beds did the Oxbury hospital report?")
     checks = []

@@ -10,7 +10,7 @@ def __getattr__(name: str):
 
         return getattr(api, name)
     if name == "RunResult":
-        from lcread.agent.result import RunResult
+        from lcread.result import RunResult
 
         return RunResult
     raise AttributeError(f"module 'lcread' has no attribute {name!r}")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from lcread.agent.result import RunResult
+from lcread.result import RunResult
 from lcread.config import AcsConfig, ModelConfig, LoopConfig, ToolConfig, env_model
 from lcread.display import Display, SilentDisplay
 from lcread.errors import LcreadError, UsageError

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from lcread.agent.result import Stop
+from lcread.result import Stop
 from lcread.api import ask_with, load_model, make_config
 from lcread.bench.suites import score_answer
 from lcread.config import ModelConfig, env_model

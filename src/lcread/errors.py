@@ -48,7 +48,7 @@ class LimitReached(InterruptLoop):
     """A step, token, time, repeat, format or sufficiency limit ended the run: its kind (a `Stop`) and detail."""
 
     def __init__(self, kind, detail: str = ""):
-        from lcread.agent.result import StopReason
+        from lcread.result import StopReason
 
         self.reason = StopReason(kind, detail)
         super().__init__(str(self.reason))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lcread.agent.result import RunResult
+from lcread.result import RunResult
 from lcread.config import AcsConfig, LoopConfig, ToolConfig
 from lcread.display import Display
 from lcread.documents import DocumentStore

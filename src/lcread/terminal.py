@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from lcread.agent.result import NOTHING_FOUND, Stop
+from lcread.result import NOTHING_FOUND, Stop
 from lcread.errors import LcreadError, UsageError
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from lcread import prompts
 from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted
-from lcread.agent.result import NOTHING_FOUND, RunResult, RunStats, Stop, StopReason
+from lcread.result import NOTHING_BEFORE_LIMIT, NOTHING_FOUND, RunResult, RunStats, Stop, StopReason
 from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
@@ -396,7 +396,7 @@ class CommandLoop:
             except (ParseError, LimitReached):
                 pass
         if answer is None:
-            return "No answer was found before the limit.", None
+            return NOTHING_BEFORE_LIMIT, None
         verdict = self.verifier.check(answer)
         if not verdict.ok and not verdict.citations and verdict.kind_ok:
             verdict.citations = self.verifier.locate(answer)

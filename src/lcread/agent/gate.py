@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lcread import prompts
-from lcread.agent.result import Stop, StopReason
+from lcread.result import Stop, StopReason
 from lcread.config import LoopConfig
 from lcread.grounding import Verdict, Verifier
 from lcread.grounding.evidence import norm

@@ -86,6 +86,8 @@ class StopReason:
 
 NOTHING_FOUND = "No answer was found in what was read."
 """The answer when nothing read establishes one: never a guess (the bench scores it as wrong)."""
+NOTHING_BEFORE_LIMIT = "No answer was found before the limit."
+"""The answer when a limit ended the run before the model gave any."""
 
 
 @dataclass
