@@ -19,12 +19,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from lcread.result import Stop
 from lcread.api import ask_with, load_model, make_config
-from lcread.bench.suites import score_answer
 from lcread.config import ModelConfig, env_model
 from lcread.errors import LcreadError
 from lcread.models import Model
+from lcread.result import Stop, score_answer
 from lcread.run import Settings
 from lcread.trace import JsonlTrace, NullTrace, Trace
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from enum import Enum
 
+from lcread.acs.rules import normalize
 from lcread.grounding.evidence import Citation
 
 
@@ -132,3 +134,23 @@ class RunResult:
         s = self.stats
         return (f"{s.steps} steps · {s.total_tokens:,} tokens ({s.processed_tokens:,} processed) · "
                 f"peak {s.peak_context:,} · {s.compactions} compactions · {s.seconds:.1f} s")
+
+
+def score_answer(prediction: str | None, expected: list[str], options: list[str] | None = None) -> bool:
+    """The one scorer of bench and batch: every expected part appears in the prediction (after
+    normalisation, RULER's string match); with options, the right letter or the right option's text.
+    "No answer was found ..." is never right, whatever it quotes."""
+    if not prediction or prediction.startswith("No answer was found"):
+        return False
+    if options and re.fullmatch(r"[A-J]", expected[0]):
+        letter = expected[0]
+        labelled = dict(re.match(r"\s*\(?([A-J])[\).:]\s*(.*)", o).groups() for o in options
+                        if re.match(r"\s*\(?([A-J])[\).:]", o))
+        text = labelled.get(letter, "")
+        return re.match(rf"\s*\(?{letter}\b", prediction) is not None or \
+            bool(text) and normalize(text) in normalize(prediction)
+    prediction = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", prediction)  # 4,817,263 is 4817263
+    got = f" {normalize(prediction)} "
+    return all(any(f" {normalize(alt)} " in got or not normalize(alt).replace(" ", "").isdigit()
+                   and normalize(alt) in got.replace(" ", "") for alt in a.split("|"))
+               for a in expected)  # a part holding "|" accepts any of its alternatives; a number only whole

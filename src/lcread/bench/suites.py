@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lcread.acs.rules import normalize
 from lcread.errors import LcreadError
+from lcread.result import score_answer
 
 ADJECTIVES = ("quiet amber silver hollow crimson gentle northern wild bitter golden distant frozen "
               "narrow velvet marble copper scarlet patient").split()
@@ -55,25 +55,6 @@ class Task:
 def score(task: Task, prediction: str | None) -> bool:
     return score_answer(prediction, task.answers, task.options)
 
-
-def score_answer(prediction: str | None, expected: list[str], options: list[str] | None = None) -> bool:
-    """The one scorer of bench and batch: every expected part appears in the prediction (after
-    normalisation, RULER's string match); with options, the right letter or the right option's text.
-    "No answer was found ..." is never right, whatever it quotes."""
-    if not prediction or prediction.startswith("No answer was found"):
-        return False
-    if options and re.fullmatch(r"[A-J]", expected[0]):
-        letter = expected[0]
-        labelled = dict(re.match(r"\s*\(?([A-J])[\).:]\s*(.*)", o).groups() for o in options
-                        if re.match(r"\s*\(?([A-J])[\).:]", o))
-        text = labelled.get(letter, "")
-        return re.match(rf"\s*\(?{letter}\b", prediction) is not None or \
-            bool(text) and normalize(text) in normalize(prediction)
-    prediction = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", prediction)  # 4,817,263 is 4817263
-    got = f" {normalize(prediction)} "
-    return all(any(f" {normalize(alt)} " in got or not normalize(alt).replace(" ", "").isdigit()
-                   and normalize(alt) in got.replace(" ", "") for alt in a.split("|"))
-               for a in expected)  # a part holding "|" accepts any of its alternatives; a number only whole
 
 
 def _key(rng: random.Random) -> str:
