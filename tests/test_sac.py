@@ -180,3 +180,16 @@ def test_the_same_search_again_comes_with_the_lines_that_answer_best(store):
     assert f"You ran `search {QUESTION}` before" in told
     assert "hay.txt:150: The special magic number for quiet-harbor is 4817263." in told.split("before")[-1]
     assert result.answer == "4817263" and result.verified
+
+
+def test_after_a_repeated_command_the_next_step_cannot_run_it_again(store):
+    model = ScriptedModel([f"search {QUESTION}\n" + state(), "read hay.txt 149 151\n" + state(),
+                           f"search {QUESTION}\n" + state(), 'answer "4817263"'])
+    model.supports_grammar = True
+    result = SacReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig()).run(QUESTION)
+    roots = [next(line for line in c["grammar"].splitlines() if line.startswith("cmd-act")) for c in model.calls]
+    # lcread's first step was this search: the model's copy is a repeat, so the next step offers no search;
+    # after another command, search is back
+    assert "cmd-search" in roots[0] and "cmd-search" not in roots[1] and "cmd-grep" in roots[1]
+    assert "cmd-search" in roots[2] and "cmd-search" not in roots[3]
+    assert result.answer == "4817263" and result.verified and result.reason == "answered"

@@ -232,3 +232,12 @@ def test_a_list_item_sent_back_as_incomplete_is_kept_and_the_list_must_grow_from
     offered = [c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0] for c in model.calls]
     assert '"COPPER, "' in offered[1]  # sent back as not yet searched, kept: the next answer starts with it
     assert (result.answer, result.verified) == ("COPPER, SILVER, HOLLOW", True)
+
+
+def test_after_a_repeated_command_the_grammar_leaves_it_out_once(store):
+    model = ScriptedModel(["grep harbor -m 1", "grep harbor -m 1", "read hay.txt 149 151", 'answer "4817263"'])
+    model.supports_grammar = True
+    result = reader(model, store).run(QUESTION)
+    roots = [next(line for line in c["grammar"].splitlines() if line.startswith("root")) for c in model.calls]
+    assert ["cmd-grep" in r for r in roots] == [True, True, False, True]
+    assert result.answer == "4817263" and result.verified

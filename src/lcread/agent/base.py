@@ -50,6 +50,8 @@ class RunState:
     """Replies in a row that were not commands."""
     repeats: int = 0
     """Repeated commands in a row."""
+    repeated: str | None = None
+    """The command (its name) the model ran again at the last step: the grammar leaves it out of the next one."""
     verifier: Verifier | None = None
     gate: AnswerGate | None = None
 
@@ -234,9 +236,16 @@ class CommandLoop:
     @property
     def grammar(self) -> str | None:
         """The command grammar for the embedded model; once evidence holds values of the kind asked for,
-        an answer can only be one of them (the model chooses among grounded values, it cannot invent one)."""
+        an answer can only be one of them (the model chooses among grounded values, it cannot invent one).
+        After a repeated command, the next step cannot be that command again (a small model copies the command
+        it sees last; without this it goes round until the repeat limit)."""
         if not self.model.supports_grammar:
             return None
+        grammar = self._grammar()
+        repeated = self.run_state.repeated
+        return prompts.without_command(grammar, repeated) if repeated else grammar
+
+    def _grammar(self) -> str:
         pending = self.gate.pending
         pairs = self.gate.offered(self.verifier.pairs())
         if not pairs and self.verifier.profile.values > 1:  # no sentence states two: two different grounded values
@@ -299,6 +308,7 @@ class CommandLoop:
     def execute(self, command: Command) -> Observation:
         """Run a command. A repeated one counts towards the repeat limit; it is not run again while the model
         still sees its output, and is shown again, marked as a repeat, when it does not."""
+        self.run_state.repeated = None
         if command.name == "answer":
             return self.answered(command)
         key = " ".join(command.text.split())
@@ -306,6 +316,7 @@ class CommandLoop:
             return self.continued(key)
         if key in self.seen:
             self.run_state.repeats += 1
+            self.run_state.repeated = command.name
             if self.run_state.repeats > self.config.max_repeats:
                 raise LimitReached(Stop.REPEAT_LIMIT, f"{self.config.max_repeats} repeated commands in a row")
             best = self.gate.best_lines(self.gate.refused)  # what a model going round in circles may answer from

@@ -70,6 +70,22 @@ def command_grammar(doc_names: list[str], answers: list[str] | None = None, kind
                   count=1, flags=re.M)
 
 
+RULES = {"search": "cmd-search", "grep": "cmd-grep", "read": "cmd-read", "definition": "cmd-def",
+         "head": "cmd-head", "tail": "cmd-tail", "wc": "cmd-wc", "ls": "cmd-ls"}
+"""Each command's rule in commands.gbnf."""
+
+
+def without_command(grammar: str, name: str) -> str:
+    """The same grammar without the command `name` (after a model ran it again and again: the next step must be
+    something else)."""
+    rule = RULES.get(name)
+    match = re.search(r"^root\s*::=(.*)$", grammar, re.M)
+    if rule is None or match is None:
+        return grammar
+    kept = [a.strip() for a in match.group(1).split("|") if a.strip() != rule]
+    return grammar[:match.start()] + "root        ::= " + " | ".join(kept) + grammar[match.end():]
+
+
 def answer_only_grammar(grammar: str) -> str:
     """The same grammar with the answer as the only command (for the best answer after a limit)."""
     return re.sub(r"^root\s*::=.*$", "root        ::= cmd-answer", grammar, count=1, flags=re.M)
