@@ -261,3 +261,24 @@ def test_a_table_of_contents_says_nothing_and_a_passage_is_shown_from_its_headin
     heading = 3 + 150 + 1
     assert first.startswith(f"[1] fhs.txt:{heading}-") and "5.11. /var/mail" in first  # not the contents' line 3
     assert f"{heading}: 5.11. /var/mail : User mailbox files (optional)" in out.text
+
+
+def test_when_every_word_is_common_the_lines_holding_them_are_still_found(write):
+    lines = [f"2026-11-30T10:00:{i % 60:02d} INFO worker-{i % 32} request {i} served in 12 ms" for i in range(30_000)]
+    store = DocumentStore.open([str(write("app.log", "\n".join(lines) + "\n"))])
+    out = ToolRunner(store).run(parse("search which worker served request"))
+    assert not out.error and "[1] app.log:" in out.text and "served in 12 ms" in out.text
+
+
+def test_a_large_document_s_heading_path_is_found_in_the_lines_above(write, monkeypatch):
+    from lcread.tools import headings
+
+    text = "# Guide\n\n## Backups\n\n" + "\n".join(FILLER[:50]) + "\n\n## Network\n\nThe backup service listens on " \
+           "port 7420 unless BACKUP_PORT is set.\n"
+    store = DocumentStore.open([str(write("guide.md", text))])
+    monkeypatch.setattr(headings, "SCAN_BYTES", 0)  # as if it were a 2 GB log: no whole scan
+    tools = ToolRunner(store)
+    out = tools.run(parse("search which port does the backup service listen on"))
+    assert tools.sections(store.docs[0]).nearby
+    assert "[1] guide.md:" in out.text and "# Guide > ## Network" in out.text.splitlines()[1]
+    assert tools.sections(store.docs[0]).enclosing(30) == (3, "# Guide > ## Backups")

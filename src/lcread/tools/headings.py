@@ -16,6 +16,10 @@ import subprocess
 from lcread.tools.grep import find_rg
 
 MAX_HEADINGS = 200_000
+SCAN_BYTES = 64 << 20
+"""Documents up to this size are scanned whole once; in a larger one (a 2 GB log) a line's headings are looked
+for in the NEARBY lines above it, when asked (a whole scan of 2 GB costs seconds for every first search)."""
+NEARBY, NEARBY_BYTES = 400, 1 << 16
 
 PATTERNS = {
     "markdown": r"^#{1,6}\s+\S",
@@ -37,7 +41,9 @@ class Sections:
         self.doc = doc
         self.lines: list[int] = []
         self.items: list[tuple[int, int, str]] = []  # (line, level, text)
-        self._scan(timeout)
+        self.nearby = doc.size > SCAN_BYTES
+        if not self.nearby:
+            self._scan(timeout)
 
     def _scan(self, timeout: float) -> None:
         args = [find_rg(), "--json", "--no-config", "-j1", "--line-number", "--max-count", str(MAX_HEADINGS)]
@@ -77,8 +83,23 @@ class Sections:
             return number, _LEVEL_BASE[kind], text.strip()
         return None
 
+    def _scan_nearby(self, line: int) -> None:
+        """The headings of the lines just above `line` (a large document's, looked for when asked)."""
+        self.lines, self.items, previous = [], [], {}
+        start, taken = max(1, line - NEARBY), 0
+        for row in self.doc.read_lines(start, line, 1000):
+            taken += row.length
+            if taken > NEARBY_BYTES:
+                break
+            item = self._classify(row.number, row.text[:200], previous)
+            if item:
+                self.items.append(item)
+                self.lines.append(item[0])
+
     def enclosing(self, line: int) -> tuple[int, str] | None:
         """The innermost heading above `line`, as (its line, its path from the outermost, ' > '-joined)."""
+        if self.nearby:
+            self._scan_nearby(line)
         i = bisect.bisect_right(self.lines, line) - 1
         if i < 0:
             return None

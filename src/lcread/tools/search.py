@@ -362,7 +362,9 @@ def prefilter(terms: list[Term], units: int) -> list[Term]:
     chosen, expected, forms = [], 0.0, 0
     for t in ranked:
         cost = t.share * units
-        if chosen and (expected + cost > PREFILTER_UNITS or forms + len(prefilter_forms(t)) > PREFILTER_FORMS):
+        # joined guesses ("workerserved") alone find nothing: the rarest real word is looked for whatever it costs
+        if any(not c.joined for c in chosen) and \
+                (expected + cost > PREFILTER_UNITS or forms + len(prefilter_forms(t)) > PREFILTER_FORMS):
             break
         chosen.append(t)
         expected += cost
