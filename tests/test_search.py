@@ -282,3 +282,76 @@ def test_a_large_document_s_heading_path_is_found_in_the_lines_above(write, monk
     assert tools.sections(store.docs[0]).nearby
     assert "[1] guide.md:" in out.text and "# Guide > ## Network" in out.text.splitlines()[1]
     assert tools.sections(store.docs[0]).enclosing(30) == (3, "# Guide > ## Backups")
+
+
+def _log(write, name="big.log", lines=40_000):
+    rows = [f"2026-11-30T10:00:{i % 60:02d} INFO worker-{i % 32} request {i} served in 12 ms from shard {i % 16}"
+            for i in range(lines)]
+    rows[31_337] = "2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9"
+    rows[12_000] = "2026-11-30T11:00:00 WARN worker-8 volume 4 is 91% full; quota warnings start at 90%"
+    return write(name, "\n".join(rows) + "\n")
+
+
+def test_a_large_document_is_searched_through_its_word_index_as_ripgrep_would(write, tmp_path, monkeypatch):
+    from lcread.tools import search as search_module, wordindex
+
+    monkeypatch.setenv("LCREAD_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("LCREAD_INDEX", "0")
+    path = _log(write)
+    store = DocumentStore.open([str(path)])
+    queries = ["search which volume ran out of disk quota", "search how full is volume 4",
+               "search which worker served request 20001"]
+    scanned = [ToolRunner(store).run(parse(q)).text for q in queries]
+    monkeypatch.setenv("LCREAD_INDEX", "1")
+    monkeypatch.setenv("LCREAD_INDEX_BYTES", "1000")
+    folder = wordindex.build(path)
+    assert (folder / wordindex.META).is_file() and folder == wordindex.folder_for(path)
+
+    def no_scan(*args, **kwargs):
+        raise AssertionError("an indexed document was scanned")
+
+    monkeypatch.setattr(search_module, "rg_stream", no_scan)
+    indexed = [ToolRunner(store).run(parse(q)).text for q in queries]
+    assert "31338: 2026-11-30T23:59:59 ERROR worker-3 disk quota exceeded on volume 9" in indexed[0]
+    assert "12001: 2026-11-30T11:00:00 WARN worker-8 volume 4 is 91% full" in indexed[1]
+    assert "request 20001 served" in indexed[2]
+    # the same passages, first to last, as the scan found (the counts of lines matched may differ)
+    for a, b in zip(scanned, indexed):
+        assert [line for line in a.splitlines() if line.startswith("[")] == \
+            [line for line in b.splitlines() if line.startswith("[")]
+
+
+def test_an_index_of_a_file_that_changed_is_not_used_and_a_missing_one_is_built_in_the_background(
+        write, tmp_path, monkeypatch):
+    import time
+
+    from lcread.tools import wordindex
+
+    monkeypatch.setenv("LCREAD_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("LCREAD_INDEX_BYTES", "1000")
+    path = _log(write)
+    wordindex.build(path)
+    with open(path, "a") as f:
+        f.write("2026-11-30T23:59:59 ERROR worker-5 the tape library jammed on slot 12\n")
+    assert wordindex.open_index(path) is None  # keyed by size and modification time: the old index is no index
+    store = DocumentStore.open([str(path)])
+    out = ToolRunner(store).run(parse("search which slot jammed in the tape library"))
+    assert "40001: 2026-11-30T23:59:59 ERROR worker-5 the tape library jammed on slot 12" in out.text  # scanned
+    deadline = time.monotonic() + 60
+    while wordindex.open_index(path) is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    index = wordindex.open_index(path)
+    blocks, count = index.best_blocks([(["jammed"], 1.0)], 5)
+    assert count == 1 and blocks[0].end == path.stat().st_size  # the new line is in the last block
+
+
+def test_lcread_index_builds_it_now_and_the_cache_commands_count_and_clear_it(write, tmp_path):
+    from conftest import run_cli
+
+    env = {"LCREAD_INDEX_DIR": str(tmp_path / "index"), "LCREAD_CONVERT_DIR": str(tmp_path / "converted"),
+           "LCREAD_KV_DIR": str(tmp_path / "kv")}
+    built = run_cli("index", str(_log(write)), env=env)
+    assert built.returncode == 0 and "big.log: " in built.stdout.decode() and " indexed in " in built.stdout.decode()
+    assert "1 word indexes" in run_cli("cache", "info", env=env).stdout.decode()
+    assert "1 word indexes" in run_cli("cache", "clear", env=env).stdout.decode()
+    assert not list((tmp_path / "index").iterdir())

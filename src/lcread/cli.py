@@ -148,21 +148,26 @@ def cache_info() -> None:
     """Where the caches are, what they hold, and their size against their bounds."""
     from lcread.documents import default_cache
     from lcread.models.promptcache import folder_info
+    from lcread.tools import wordindex
     info, kv = default_cache().info(), folder_info()
+    indexes = wordindex.entries()
     typer.echo(f"{info['folder']}: {info['entries']} converted documents, {info['bytes']:,} bytes "
                f"(bound {info['max_bytes']:,}; LCREAD_CACHE_BYTES)")
     typer.echo(f"{kv['folder']}: {kv['entries']} saved prompt states, {kv['bytes']:,} bytes "
                f"(bound {kv['max_bytes']:,} per model; LCREAD_KV_BYTES)")
+    typer.echo(f"{wordindex.index_root()}: {len(indexes)} word indexes of large documents, "
+               f"{sum(size for _, size, _ in indexes):,} bytes (LCREAD_INDEX_CACHE_BYTES)")
 
 
 @cache_app.command("clear")
 def cache_clear() -> None:
-    """Remove every converted document and saved prompt state (the next question converts again). With only
+    """Remove every converted document, saved prompt state and word index (the next question converts again). With only
     LCREAD_CONVERT_DIR set, only that folder is cleared: the prompt states elsewhere are not its to remove."""
     import os
 
     from lcread.documents import default_cache
     from lcread.models.promptcache import clear_folder, folder_info
+    from lcread.tools import wordindex
     cache = default_cache()
     converted = cache.clear()
     if os.environ.get("LCREAD_CONVERT_DIR") and not (os.environ.get("LCREAD_KV_DIR") or
@@ -170,7 +175,24 @@ def cache_clear() -> None:
         typer.echo(f"removed {converted} converted documents from {cache.folder}; the saved prompt states in "
                    f"{folder_info()['folder']} were left (set LCREAD_KV_DIR to clear them)")
         return
-    typer.echo(f"removed {converted} converted documents and {clear_folder()} saved prompt states")
+    typer.echo(f"removed {converted} converted documents, {clear_folder()} saved prompt states and "
+               f"{wordindex.clear()} word indexes")
+
+
+@app.command()
+def index(inputs: Annotated[list[str], typer.Argument(help="Files or folders to index.", show_default=False)]) -> None:
+    """Build the word index of each large document now (lcread otherwise builds it in the background after the
+    first search of a document over LCREAD_INDEX_BYTES, 256 MB): ranked searches then read only the blocks that
+    hold their words."""
+    import time
+
+    from lcread.documents import DocumentStore
+    from lcread.tools import wordindex
+    with DocumentStore.open(inputs) as store:
+        for doc in store.docs:
+            started = time.monotonic()
+            folder = wordindex.build(doc.path)
+            typer.echo(f"{doc.name}: {doc.size:,} bytes indexed in {time.monotonic() - started:.1f} s ({folder})")
 
 
 def main() -> None:

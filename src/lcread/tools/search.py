@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from lcread.grounding.patterns import TOC_LEADER, entry_name, holds_value, us_spelling
 from lcread.tools.evidence import Shown
-from lcread.tools.grep import BASE_ARGS, rg_stream
+from lcread.tools.grep import BASE_ARGS, KEEP_SPANS, Hit, rg_stream
 
 MAX_CANDIDATES = 20_000
 """Candidate lines read from ripgrep at most (the rarest terms' lines come first)."""
@@ -402,7 +402,7 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     units = max(1, sum(d.size for d in docs) // UNIT)
     looked = prefilter(terms, units)
     ranker = Ranker(terms, query=query if len(query.split()) >= 4 else "")
-    spots, candidates = _candidates(docs, looked, ranker, timeout)
+    spots, candidates = _candidates(docs, looked, ranker, timeout, terms)
     passages = _passages(spots, ranker, sections, kind)
     for passage in passages[:ITEM_PASSAGES]:
         _to_item_end(passage)
@@ -410,31 +410,88 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     return SearchResult(text, shown, passages[:top], candidates, terms)
 
 
-def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float) -> tuple[list[Passage], int]:
-    """The best-scoring lines (or windows of long lines) that hold a prefilter term."""
+def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
+                all_terms: list[Term] | None = None) -> tuple[list[Passage], int]:
+    """The best-scoring lines (or windows of long lines) that hold a prefilter term: found through a large
+    document's word index when it has one, else by ripgrep (which also starts the index's build)."""
     forms = sorted({f for t in terms for f in prefilter_forms(t)})
     if not forms:
         return [], 0
-    by_path = {str(d.path): d for d in docs}
     best: list[tuple[float, int, Passage]] = []
     seen = 0
-    args = [*BASE_ARGS, "--ignore-case", "--fixed-strings", *[x for f in forms for x in ("-e", f)]]
-    with contextlib.closing(rg_stream(args, [str(d.path) for d in docs], timeout)) as hits:
-        for hit in hits:
-            doc = by_path.get(hit.path)
-            if doc is None or not hit.match:
-                continue
-            seen += 1
-            for spot in _spots(doc, hit):
-                spot.score = ranker.score(spot.text)
-                item = (spot.score, -seen, spot)
-                if len(best) < 60:
-                    heapq.heappush(best, item)
-                elif item[:2] > best[0][:2]:
-                    heapq.heapreplace(best, item)
+
+    def take(doc, hit) -> None:
+        nonlocal seen
+        seen += 1
+        for spot in _spots(doc, hit):
+            spot.score = ranker.score(spot.text)
+            item = (spot.score, -seen, spot)
+            if len(best) < 60:
+                heapq.heappush(best, item)
+            elif item[:2] > best[0][:2]:
+                heapq.heapreplace(best, item)
+
+    scanned = []
+    for doc in docs:
+        index = _word_index(doc)
+        if index is None:
+            scanned.append(doc)
+            continue
+        for hit in indexed_hits(doc, index, all_terms or terms, forms):
+            take(doc, hit)
             if seen >= MAX_CANDIDATES:
                 break
+    by_path = {str(d.path): d for d in scanned}
+    args = [*BASE_ARGS, "--ignore-case", "--fixed-strings", *[x for f in forms for x in ("-e", f)]]
+    if scanned and seen < MAX_CANDIDATES:
+        with contextlib.closing(rg_stream(args, [str(d.path) for d in scanned], timeout)) as hits:
+            for hit in hits:
+                doc = by_path.get(hit.path)
+                if doc is None or not hit.match:
+                    continue
+                take(doc, hit)
+                if seen >= MAX_CANDIDATES:
+                    break
     return [p for _, _, p in sorted(best, key=lambda x: (-x[0], -x[1]))], seen
+
+
+INDEX_BLOCKS = 24
+"""Blocks of an indexed document a search reads (the ones holding the most of its terms): about 1.5 MB."""
+
+
+def _word_index(doc):
+    """The document's word index when it is large enough to have one and it is built; a missing one is started
+    in the background (this search scans instead)."""
+    from lcread.tools import wordindex
+
+    threshold = wordindex.index_bytes()
+    if threshold is None or doc.size < threshold:
+        return None
+    index = wordindex.open_index(doc.path)
+    if index is None:
+        wordindex.start_build(doc.path)
+    return index
+
+
+def indexed_hits(doc, index, terms: list[Term], forms: list[str]):
+    """The lines of the index's best blocks that hold one of `forms`, as ripgrep would report them (pieces of a
+    line longer than a block come with no body: their text is read by offset)."""
+    pattern = re.compile(b"|".join(re.escape(f.encode()) for f in sorted(forms, key=len, reverse=True)), re.I)
+    blocks, _ = index.best_blocks([(sorted(t.forms), t.idf) for t in terms], INDEX_BLOCKS)
+    for block in blocks:
+        data = doc.read_bytes(block.offset, block.end)
+        line, line_start, at = block.line, block.head, block.offset
+        for piece in data.split(b"\n"):
+            end = at + len(piece)
+            whole = at == line_start and (end < block.end or end == doc.size)
+            spans = [(m.start() + at - line_start, m.end() + at - line_start) for m in pattern.finditer(piece)]
+            if spans:
+                yield Hit(str(doc.path), line, True, line_start, piece if whole else None, spans[:KEEP_SPANS],
+                          len(spans))
+            if end < block.end:  # a newline follows
+                line, line_start, at = line + 1, end + 1, end + 1
+            else:
+                break
 
 
 def _spots(doc, hit) -> list[Passage]:
