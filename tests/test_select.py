@@ -241,3 +241,31 @@ def test_after_a_repeated_command_the_grammar_leaves_it_out_once(store):
     roots = [next(line for line in c["grammar"].splitlines() if line.startswith("root")) for c in model.calls]
     assert ["cmd-grep" in r for r in roots] == [True, True, False, True]
     assert result.answer == "4817263" and result.verified
+
+
+PROSE = """miles of indifferent road to pay a morning visit. It was not long before
+a good understanding took place between this lady and herself. Mrs.
+Rushworth acknowledged herself very desirous that her son should marry,
+and declared that of all the young ladies she had ever seen, Miss
+Bertram seemed, by her amiable qualities and accomplishments, the best
+VAR QUIETORCHARD = 6551598
+adapted to make him happy. Mrs. Norris accepted the compliment,
+and admired the nice discernment of character which could so well
+distinguish merit. Maria was indeed the pride and delight of them
+all--perfectly faultless--an angel; and, of course, so surrounded by
+admirers, must be difficult in her choice: but yet, as far as Mrs."""
+
+
+@pytest.mark.parametrize("question", [
+    "Which variables are assigned the value 6551598, directly or through other variables?",
+    "List all the variables that end up holding 6551598, directly or through a chain of assignments."])
+def test_a_chain_of_assignments_is_verified_whatever_the_phrasing_and_var_is_no_item(write, question):
+    lines = [f"Prose line {i} about the weather and the roads." for i in range(600)]
+    lines[100:100] = PROSE.splitlines()
+    lines[300], lines[450] = "VAR BITTERLANTERN = VAR QUIETORCHARD", "VAR GENTLEFALCON = VAR BITTERLANTERN"
+    store = DocumentStore.open([str(write("vt.txt", "\n".join(lines) + "\n"))])
+    full = "QUIETORCHARD, BITTERLANTERN, GENTLEFALCON"
+    model = ScriptedModel(['answer "QUIETORCHARD"', 'answer "QUIETORCHARD, BITTERLANTERN"', f'answer "{full}"',
+                           f'answer "{full}"', f'answer "{full}"'] + ['answer "none"'] * 4)
+    result = reader(model, store, first_step=True).run(question)
+    assert (result.answer, result.verified) == (full, True)

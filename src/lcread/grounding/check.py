@@ -945,7 +945,8 @@ class Verifier:
 
     def unlisted(self, items: list[str], linked: list[Sentence]) -> str | None:
         """A name shaped like the answer's items, in the linked sentences but not in the answer (names found
-        in every linked sentence are the text's boilerplate, not items)."""
+        in every linked sentence, or in every one that holds an item, are the text's boilerplate, not items:
+        the `VAR` of `VAR B = VAR A`)."""
         spelled = next((m.group(0) for s in linked for m in [re.search(re.escape(items[0]), s.text, re.I)] if m),
                        items[0])
         shape = _shape(spelled)
@@ -955,7 +956,10 @@ class Verifier:
             for token in set(re.findall(r"[A-Za-z_][\w-]*", s.text)):
                 if _shape(token) == shape and token.lower() not in asked and token.lower() not in STOPWORDS:
                     counts[token] = counts.get(token, 0) + 1
-        extra = [t for t, n in counts.items() if n < len(linked)]
+        holding = [s for s in linked if any(re.search(re.escape(i), s.text, re.I) for i in items)]
+        every = {t for t in counts if len(holding) > 1
+                 and all(re.search(rf"(?<![\w-]){re.escape(t)}(?![\w-])", s.text) for s in holding)}
+        extra = [t for t, n in counts.items() if n < len(linked) and t not in every]
         return extra[0] if extra and len(linked) > 1 else None
 
     def main_term(self) -> str | None:

@@ -207,7 +207,14 @@ def is_parts(p: Profile, quotes: list[str]) -> dict | None:
 
 
 def is_all(p: Profile, quotes: list[str]) -> dict | None:
+    """"List all the values given for X": every value of a named term. When the question names only a value
+    ("all the variables that end up holding 6551598"), it asks for the things linked to it: a list."""
+    if p.terms and all(_VALUE_TERM.fullmatch(t) for t in p.terms):
+        return None
     return {"count_words": _counted(p.question)} if _asks_plural(p.question) and _ALL.search(p.question) else None
+
+
+_VALUE_TERM = re.compile(r"[\d.,:/-]+")
 
 
 def is_list(p: Profile, quotes: list[str]) -> dict | None:
