@@ -941,3 +941,21 @@ def test_every_value_of_a_term_once_searched_is_offered_once_each_in_order(write
 def test_two_named_parts_joined_in_any_words_ask_for_a_value_each(question):
     profile = classify(question)
     assert profile.kind.value == "parts" and profile.parts == ["distant-cipher-69", "golden-quarry-87"]
+
+
+@pytest.mark.parametrize("question", ["What is the number of power outages recorded for Substation 13?",
+                                      "What is the total number of power outages logged at Substation 13?",
+                                      "How many power outages were recorded for Substation 13?"])
+def test_the_number_of_things_recorded_asks_for_a_count_of_them(question):
+    from lcread.grounding.question import Kind
+
+    profile = classify(question)
+    assert profile.kind is Kind.COUNT and profile.count_words == ["power", "outages"]
+
+
+@pytest.mark.parametrize("question", ["What is the phone number of the Oxbury office?",
+                                      "What is the number of the ferry that left at 6:15?"])
+def test_the_number_of_one_thing_is_a_lookup(question):
+    from lcread.grounding.question import Kind
+
+    assert classify(question).kind is Kind.LOOKUP

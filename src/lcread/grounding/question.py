@@ -81,7 +81,9 @@ _PAGE_ASK = re.compile(r"\b(which|what)\s+pages?\b", re.I)
 _YESNO = re.compile(r"^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|should|shall|may)\b", re.I)
 _SUMMARY = re.compile(r"^\s*(summari[sz]e|describe|explain|why|discuss|outline|compare|give an overview|"
                       r"what (are|is) the main|how does|how do)\b", re.I)
-_COUNT = re.compile(r"\bhow many occurrences\b|\bhow many\b.*\b(appear|appears|occur|occurs|mentioned|"
+_HOW_MANY = r"(?:\bhow many|\b(?:the|total)\s+(?:total\s+)?number of|\bthe count of)"
+"""Asking for a count: "how many X", "the (total) number of X", "the count of X"."""
+_COUNT = re.compile(rf"\bhow many occurrences\b|{_HOW_MANY}\b.*\b(appear|appears|occur|occurs|mentioned|"
                     r"log|logged|logs|record|recorded|listed|are there|were there|reported|entries|lines)\b", re.I)
 """Counting what the documents hold. "How many times does the adapter retry?" asks for a stated number, not for
 the lines that name the adapter."""
@@ -243,8 +245,9 @@ def norm_eq(a: str, b: str) -> bool:
 
 def _counted(q: str) -> list[str]:
     """What "how many" counts: "How many gale warnings were logged ..." -> gale, warnings."""
-    head = re.search(r"\bhow many\s+(.+?)(?:\s+(?:did|does|do|are|were|is|was|have|has|had|in|on|at|for|by|"
-                     r"of|were|will|would|can|could)\b|\?|$)", q, re.I)
+    head = re.search(_HOW_MANY + r"\s+(.+?)(?:\s+(?:did|does|do|are|were|is|was|have|has|had|in|on|at|for|by|"
+                     r"of|were|will|would|can|could|logged|recorded|listed|reported|mentioned|noted|filed|kept)\b"
+                     r"|\?|$)", q, re.I)
     words = content_words(head.group(1)) if head else []
     return [w for w in words if w not in ("times", "occurrences")]
 
