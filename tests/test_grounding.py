@@ -381,6 +381,8 @@ def test_a_text_answer_to_a_question_naming_nothing_ends_unverified_at_once(writ
     ("In which UID range does adduser allocate user accounts by default?", "number"),
     ("What is the default chunk_size of Response.iter_content?", "number"),
     ("What is the longest line, in bytes, that http.client accepts?", "number"),
+    ("List every special magic number given for northern-meadow-51.", "number"),
+    ("Give the port the backup service listens on.", "number"),
 ])
 def test_the_kind_of_answer_is_read_from_the_whole_question(question, kind):
     assert classify(question).answer_type == kind

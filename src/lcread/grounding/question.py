@@ -25,7 +25,8 @@ _MONTHS = ("january february march april may june july august september october 
            "jan feb mar apr jun jul aug sep sept oct nov dec").split()
 
 _NUMBER_ASK = re.compile(
-    r"\bhow (many|much|long|old|big|large|far|often)\b|\b(what|which)\b[^?]*?\b(number|numbers|amount|count|"
+    r"\bhow (many|much|long|old|big|large|far|often)\b|(?:\b(?:what|which)\b|^\s*(?:list|give|name|tell|state|show|"
+    r"find|report)\b)[^?]*?\b(number|numbers|amount|count|"
     r"total|percentage|percent|sum|price|cost|size|limit|age|port|code|version|rate|score|figure|quantity|"
     r"capacity|population|length|width|height|weight|temperature|speed|duration|timeout|delay|interval|threshold|retries|"
     r"maximum|minimum|max|min|largest|smallest|highest|lowest|mode|permissions?|range|ranges|uids?|gids?|ids?)\b",
