@@ -96,3 +96,15 @@ def test_errors_say_what_is_wrong(text, message):
 def test_a_search_copying_its_output_s_header_or_record_is_the_same_search_again(text):
     command = parse(text)
     assert command.text == "search when did the ferry leave?" and command.query == "when did the ferry leave?"
+
+
+@pytest.mark.parametrize("text, query", [
+    ("search Which chapter holds the line 'nobody had inclination to pay'? line 690",
+     "Which chapter holds the line 'nobody had inclination to pay'? line 690"),
+    ("search 'Which chapter holds the line 'nobody had", "'Which chapter holds the line 'nobody had"),
+    ("search 'ferry departure time'", "ferry departure time"),
+    ('search the "quiet harbor" number', 'the "quiet harbor" number'),
+])
+def test_a_search_is_plain_words_whatever_quotes_they_hold(text, query):
+    command = parse(text)
+    assert command.name == "search" and command.query == query

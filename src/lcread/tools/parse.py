@@ -60,6 +60,8 @@ def parse(text: str) -> Command:
     if name not in NAMES:
         hint = " cat would print a whole document; use grep, head or read." if name in ("cat", "less", "more") else ""
         raise ParseError(f"unknown command {name or '(empty)'!r}.{hint} Commands:\n{USAGE}")
+    if name == "search":  # plain words: a quote in them ("the line 'nobody had ...") is a word's, not the shell's
+        return _parse_search(line.split()[1:], line)
     words = _split(line)
     return _PARSERS[name](words[1:], line)
 
@@ -259,6 +261,9 @@ model copies into its next search."""
 
 def _parse_search(args: list[str], text: str) -> Command:
     words = " ".join(args).strip()
+    if len(words) >= 2 and words[0] == words[-1] and words[0] in "'\"":  # search 'ferry departure': the words
+        words = words[1:-1].strip()
+        text = f"search {words}"
     if _SEARCH_HEADER.search(words):  # the words searched before, not the header's: the same search again
         words = _SEARCH_HEADER.sub("", words).strip().strip("'\"")
         text = f"search {words}"
