@@ -961,3 +961,28 @@ def test_the_number_of_one_thing_is_a_lookup(question):
     from lcread.grounding.question import Kind
 
     assert classify(question).kind is Kind.LOOKUP
+
+
+FHS = """Filesystem Hierarchy Standard
+3.9. /lib : Essential shared libraries and kernel modules
+The /lib directory contains those shared library images needed to boot the system.
+If a C preprocessor is installed, /lib/cpp must be a reference to it, for historical reasons.
+""" + "\n".join(f"Filler line {i} about directories and the files they hold." for i in range(300))
+
+
+@pytest.mark.parametrize("answer, verified", [
+    ("It is kept for historical reasons and refers to the C preprocessor", None),
+    ("The name of the signer", False),  # the example of lcread's own prompt, copied back
+    ("It launches the graphical login manager at boot", False),  # nothing shown says so
+])
+def test_an_open_answer_must_come_from_what_was_shown_and_is_cited_never_verified(write, answer, verified):
+    store = DocumentStore.open([str(write("fhs.txt", FHS))])
+    model = ScriptedModel(["grep -F /lib/cpp", f'answer "{answer}"'] + ['answer "x"'] * 6)
+    result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(),
+                          LoopConfig(first_step=False)).run("Why does /lib/cpp exist, and what does it point to?")
+    assert classify("Why does /lib/cpp exist, and what does it point to?").kind.value == "summary"
+    if verified is None:
+        assert (result.answer, result.verified, result.final) == (answer, None, True)
+        assert [c.line for c in result.citations][:1] == [4]
+    else:
+        assert result.answer != answer and result.verified is not True

@@ -207,7 +207,29 @@ def where(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdict:
 
 
 def open_question(v: Verifier, answer: str, atoms: list[str], found: dict) -> Verdict:
-    return Verdict(True, applies=False, missing="an open question: no sufficiency check applies")
+    """No predicate says an open answer ("Why does /lib/cpp exist ...?") is complete, but it must come from what
+    was shown: most of its own words (any form of them; the question's aside) are in shown sentences, and it is
+    not lcread's instructions copied back (a small model copies the example answer of its prompt). It is cited
+    on the sentences that hold the most of them, and never marked verified."""
+    from lcread import prompts
+    from lcread.tools.search import forms_of
+
+    asked = set(q.content_words(v.profile.question))
+    words = [w for w in q.content_words(answer) if w not in asked]
+    sentences = v.log.sentences()
+    text = norm(answer)
+    if text and len(text) >= 8 and text in prompts.instructions() and not any(text in s.norm for s in sentences):
+        return Verdict(False, missing=f"{answer!r} is the example in lcread's instructions, not a reading of the "
+                       "documents", step=v.term_step())
+    held = {w: [s for s in sentences if any(has(s.norm, f) for f in forms_of(w) | {w})] for w in words}
+    present = [w for w in words if held[w]]
+    if words and 2 * len(present) < len(words) + 1:
+        missing = [w for w in words if not held[w]]
+        return Verdict(False, missing=f"the answer's words ({', '.join(missing[:4])}) are not in what the tools "
+                       "showed: an answer must come from the documents", step=v.term_step())
+    best = sorted(sentences, key=lambda s: -sum(s in held[w] for w in present))[:3] if present else []
+    return Verdict(True, [cite(s) for s in best if any(s in held[w] for w in present)], applies=False,
+                   missing="an open question: no sufficiency check applies")
 
 
 # --- the values an answer may take, by kind ----------------------------------------------------------------------
