@@ -306,6 +306,9 @@ def test_a_large_document_is_searched_through_its_word_index_as_ripgrep_would(wr
     monkeypatch.setenv("LCREAD_INDEX_BYTES", "1000")
     folder = wordindex.build(path)
     assert (folder / wordindex.META).is_file() and folder == wordindex.folder_for(path)
+    link = tmp_path / "a-run-s-own-link.txt"  # how a run reads a converted text: the same index
+    link.hardlink_to(path)
+    assert wordindex.open_index(link) is not None
 
     def no_scan(*args, **kwargs):
         raise AssertionError("an indexed document was scanned")

@@ -8,8 +8,8 @@ where it lies (byte offsets, its first line number, the byte offset where that l
 
 Building costs about 20 s per GB on two cores, so no search waits for it: the first ranked search on such a
 document scans it with ripgrep and starts the build in a background process at the lowest priority; the searches
-after it, in that run or a later one, use the index once it is complete. An index is keyed by the file's path,
-size, modification time and inode: a changed file is never searched through an old index. `lcread index FILE`
+after it, in that run or a later one, use the index once it is complete. An index is keyed by the file's device,
+inode, size and modification time: a changed file is never searched through an old index. `lcread index FILE`
 builds it in the foreground.
 """
 
@@ -58,10 +58,15 @@ def index_root() -> Path:
 def folder_for(path: Path) -> Path | None:
     """Where the index of the file as it is now lives (None when the file cannot be read)."""
     try:
-        st = os.stat(path)
+        return _folder(os.stat(path))
     except OSError:
         return None
-    key = f"{VERSION}|{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_dev}|{st.st_ino}"
+
+
+def _folder(st: os.stat_result) -> Path:
+    """Keyed by the file itself (device, inode, size, modification time), not its name: a converted document is
+    read through a link of each run's own, and every link to it finds the one index."""
+    key = f"{VERSION}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}"
     return index_root() / hashlib.sha256(key.encode()).hexdigest()[:32]
 
 
@@ -134,17 +139,22 @@ def open_index(path: Path) -> WordIndex | None:
     return _opened[folder]
 
 
+_started: set[Path] = set()
+
+
 def start_build(path: Path) -> bool:
-    """Build the file's index in a background process at the lowest priority, unless it exists or one is being
-    built; True when a build was started."""
+    """Build the file's index in a background process at the lowest priority, unless it exists, one is being
+    built, or this process started one already (a build that failed is not retried at every search); True when
+    a build was started. Standard input spooled for one run is not indexed: its file goes when the run ends."""
     folder = folder_for(path)
-    if folder is None or (folder / META).is_file():
+    if folder is None or folder in _started or (folder / META).is_file() or path.name.startswith("lcread-stdin-"):
         return False
     lock = folder.with_name(folder.name + ".building")
     with contextlib.suppress(OSError, ValueError):
         pid = int(lock.read_text())
         os.kill(pid, 0)
         return False  # a live build
+    _started.add(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "lcread.tools.wordindex", str(path)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -154,43 +164,46 @@ def start_build(path: Path) -> bool:
 
 
 def build(path: Path, progress=None) -> Path:
-    """Index the file now; the index appears complete or not at all (written aside, then renamed)."""
+    """Index the file now; the index appears complete or not at all (written aside, then renamed). The file is
+    read through one open descriptor, so a name removed meanwhile (a run's link to a converted text) does not
+    matter; a file that changed while it was read gets no index."""
     import tantivy
 
-    folder = folder_for(path)
-    if folder is None:
-        raise OSError(f"cannot read {path}")
-    if (folder / META).is_file():
-        return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = folder.with_name(folder.name + f".tmp-{os.getpid()}")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir()
-    try:
-        schema = tantivy.SchemaBuilder()
-        schema.add_text_field("body", stored=False, index_option="basic")
-        for name in ("offset", "end", "line", "head"):
-            schema.add_integer_field(name, stored=True, indexed=False)
-        index = tantivy.Index(schema.build(), path=str(work))
-        writer = index.writer(HEAP_BYTES, 2)
-        count = 0
-        for text, block in blocks(path):
-            writer.add_document(tantivy.Document(body=text, offset=block.offset, end=block.end, line=block.line,
-                                                 head=block.head))
-            count += 1
-            if progress and count % 1024 == 0:
-                progress(block.end)
-        writer.commit()
-        writer.wait_merging_threads()
-        (work / META).write_text(json.dumps({"source": str(path), "blocks": count, "version": VERSION}))
-        if folder_for(path) != folder:  # the file changed while it was read: this index is of no file
-            raise OSError(f"{path} changed while it was indexed")
-        os.rename(work, folder)
-        evict(keep=folder)
-    finally:
+    with open(path, "rb") as f:
+        before = os.fstat(f.fileno())
+        folder = _folder(before)
+        if (folder / META).is_file():
+            return folder
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        work = folder.with_name(folder.name + f".tmp-{os.getpid()}")
         shutil.rmtree(work, ignore_errors=True)
-        with contextlib.suppress(OSError):
-            folder.with_name(folder.name + ".building").unlink()
+        work.mkdir()
+        try:
+            schema = tantivy.SchemaBuilder()
+            schema.add_text_field("body", stored=False, index_option="basic")
+            for name in ("offset", "end", "line", "head"):
+                schema.add_integer_field(name, stored=True, indexed=False)
+            index = tantivy.Index(schema.build(), path=str(work))
+            writer = index.writer(HEAP_BYTES, 2)
+            count = 0
+            for text, block in blocks(f):
+                writer.add_document(tantivy.Document(body=text, offset=block.offset, end=block.end,
+                                                     line=block.line, head=block.head))
+                count += 1
+                if progress and count % 1024 == 0:
+                    progress(block.end)
+            writer.commit()
+            writer.wait_merging_threads()
+            (work / META).write_text(json.dumps({"source": str(path), "blocks": count, "version": VERSION}))
+            after = os.fstat(f.fileno())
+            if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
+                raise OSError(f"{path} changed while it was indexed")
+            os.rename(work, folder)
+            evict(keep=folder)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                folder.with_name(folder.name + ".building").unlink()
     return folder
 
 
@@ -229,24 +242,24 @@ def clear() -> int:
     return len(found)
 
 
-def blocks(path: Path):
-    """The file's blocks: (text, Block), cut at line ends, or at a space inside a line longer than a block."""
+def blocks(f):
+    """The open file's blocks: (text, Block), cut at line ends, or at a space inside a line longer than a block."""
     offset, line, head = 0, 1, 0
-    with open(path, "rb") as f:
-        while data := f.read(BLOCK):
-            if len(data) == BLOCK:
-                cut = data.rfind(b"\n")
-                if cut < 0:
-                    cut = data.rfind(b" ", BLOCK // 2)
-                if cut >= 0:
-                    data = data[:cut + 1]
-                    f.seek(offset + len(data))
-            yield data.decode("utf-8", "replace"), Block(offset, offset + len(data), line, head)
-            newlines = data.count(b"\n")
-            if newlines:
-                head = offset + data.rfind(b"\n") + 1
-                line += newlines
-            offset += len(data)
+    f.seek(0)
+    while data := f.read(BLOCK):
+        if len(data) == BLOCK:
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                cut = data.rfind(b" ", BLOCK // 2)
+            if cut >= 0:
+                data = data[:cut + 1]
+                f.seek(offset + len(data))
+        yield data.decode("utf-8", "replace"), Block(offset, offset + len(data), line, head)
+        newlines = data.count(b"\n")
+        if newlines:
+            head = offset + data.rfind(b"\n") + 1
+            line += newlines
+        offset += len(data)
 
 
 if __name__ == "__main__":  # the background build start_build runs
