@@ -77,7 +77,8 @@ RELATED = {
     "config": "configuration", "configuration": "config", "dir": "directory", "doc": "documentation",
     "user": "account", "account": "user", "id": "identifier", "uid": "user id", "gid": "group id",
     "timeout": "wait", "wait": "timeout", "version": "release", "release": "version", "program": "binary command",
-    "command": "program", "width": "wide", "height": "high tall",
+    "command": "program", "width": "wide", "height": "high tall", "place": "locate put install",
+    "put": "place locate install", "locate": "place", "install": "place put",
 }
 """Words that name the same thing in questions and in documents ("minimum" and "at least", "exit code" and
 "exit status", "doesn't exist" and "not found"): a query's word brings its related words in as terms of lower
