@@ -440,7 +440,7 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
             continue
         for hit in indexed_hits(doc, index, all_terms or terms, forms):
             take(doc, hit)
-            if seen >= MAX_CANDIDATES:
+            if seen >= INDEXED_CANDIDATES:
                 break
     by_path = {str(d.path): d for d in scanned}
     args = [*BASE_ARGS, "--ignore-case", "--fixed-strings", *[x for f in forms for x in ("-e", f)]]
@@ -456,8 +456,9 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
     return [p for _, _, p in sorted(best, key=lambda x: (-x[0], -x[1]))], seen
 
 
-INDEX_BLOCKS = 24
-"""Blocks of an indexed document a search reads (the ones holding the most of its terms): about 1.5 MB."""
+INDEX_BLOCKS, INDEXED_CANDIDATES = 24, 5_000
+"""Blocks of an indexed document a search reads (the ones holding the most of its terms, about 1.5 MB), and the
+lines of them it scores at most (words on every line of a log hold no more than 5,000 lines can tell)."""
 
 
 def _word_index(doc):

@@ -32,8 +32,10 @@ BLOCK = 1 << 16
 INDEX_BYTES = 256 << 20
 CACHE_BYTES = 8 << 30
 """Bound on all indexes together (LCREAD_INDEX_CACHE_BYTES); the least recently used go first."""
-HEAP_BYTES = 96 << 20
-"""The index writer's memory, over its two threads (tantivy's own bound, not a guess)."""
+HEAP_BYTES = 64 << 20
+COMMIT_BLOCKS = 1024
+"""The index writer's memory for its two threads (tantivy's bound); the documents queued for them are bounded by a
+commit every COMMIT_BLOCKS blocks (64 MB of text)."""
 META = "lcread-index.json"
 _TOKEN = re.compile(r"[^\W_]+")
 """A word as the index splits text: letters and digits (tantivy's default tokenizer)."""
@@ -190,8 +192,10 @@ def build(path: Path, progress=None) -> Path:
                 writer.add_document(tantivy.Document(body=text, offset=block.offset, end=block.end,
                                                      line=block.line, head=block.head))
                 count += 1
-                if progress and count % 1024 == 0:
-                    progress(block.end)
+                if count % COMMIT_BLOCKS == 0:  # the writer queues documents without bound until a commit
+                    writer.commit()
+                    if progress:
+                        progress(block.end)
             writer.commit()
             writer.wait_merging_threads()
             (work / META).write_text(json.dumps({"source": str(path), "blocks": count, "version": VERSION}))
