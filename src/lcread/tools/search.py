@@ -438,9 +438,9 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
         if index is None:
             scanned.append(doc)
             continue
-        for hit in indexed_hits(doc, index, all_terms or terms, forms):
+        for taken, hit in enumerate(_indexed_hits(doc, index, all_terms or terms, forms), 1):
             take(doc, hit)
-            if seen >= INDEXED_CANDIDATES:
+            if taken >= INDEXED_CANDIDATES:
                 break
     by_path = {str(d.path): d for d in scanned}
     args = [*BASE_ARGS, "--ignore-case", "--fixed-strings", *[x for f in forms for x in ("-e", f)]]
@@ -475,7 +475,7 @@ def _word_index(doc):
     return index
 
 
-def indexed_hits(doc, index, terms: list[Term], forms: list[str]):
+def _indexed_hits(doc, index, terms: list[Term], forms: list[str]):
     """The lines of the index's best blocks that hold one of `forms`, as ripgrep would report them (pieces of a
     line longer than a block come with no body: their text is read by offset)."""
     pattern = re.compile(b"|".join(re.escape(f.encode()) for f in sorted(forms, key=len, reverse=True)), re.I)
