@@ -1,4 +1,4 @@
-"""search: the passages that best match a question's words, ranked by BM25 over word forms, with no index.
+"""search: the passages that best match a question's words, ranked by BM25 over word forms.
 
 Real questions rarely share their words with the document ("leave" / "left", "buffer limit" /
 `_DEFAULT_LIMIT`), and a small model does not reformulate a grep that found nothing. So lcread ranks
@@ -9,7 +9,8 @@ passages itself:
 2. Each term's weight (IDF) is estimated from a sample of the documents (all of them when they are small),
    in units of about 400 characters, so a one-line document weighs its words like any other.
 3. ripgrep finds the lines that hold a form of the rarer terms (a prefilter: it scales with rg, to a 2 GB
-   log or a folder of 100,000 files); a common word never floods the candidates.
+   log or a folder of 100,000 files); a common word never floods the candidates. A document of 256 MB or more
+   is read through its word index once that is built (wordindex.py): only the blocks holding the most terms.
 4. Each candidate line (or, on a very long line, a window around each match) is scored with BM25; the best
    are widened to passages of a few lines and scored again, overlapping passages merged, the top shown with
    `DOC:LINE`, the heading path `grep -p` would show, and the page.
