@@ -108,3 +108,15 @@ def test_a_grep_that_runs_too_long_is_stopped_with_a_hint(write):
     runner = ToolRunner(DocumentStore.open([str(doc)]), ToolConfig(grep_timeout=0.005))
     obs = run(runner, r"grep '\p{L}+\d'")
     assert obs.error and "grep stopped after 0.005 s (the limit for one command)" in obs.text
+
+
+def test_a_term_is_counted_over_the_documents_once_per_runner(write, monkeypatch):
+    import lcread.tools as tools_module
+
+    store = DocumentStore.open([str(write("log.txt", "disk quota exceeded\nDisk full\nquota warning\n"))])
+    scans = []
+    real = tools_module.count_matches
+    monkeypatch.setattr(tools_module, "count_matches", lambda *a, **k: scans.append(a) or real(*a, **k))
+    runner = ToolRunner(store)
+    assert [runner.count("quota"), runner.count("QUOTA"), runner.count("disk")] == [2, 2, 2]
+    assert len(scans) == 2  # "quota" once, whatever its case; "disk" once

@@ -41,11 +41,16 @@ class ToolRunner:
         self.store = store
         self.config = config or ToolConfig()
         self._sections: dict[str, Sections] = {}
+        self._counts: dict[str, int] = {}
 
     def count(self, term: str) -> int:
-        """Matches of a literal term, case aside, over every document (0 if the count runs too long)."""
-        return count_matches(Command("grep", "", patterns=[term], flags={"-i", "-F"}), self.store.docs,
-                             self.config.grep_timeout) or 0
+        """Matches of a literal term, case aside, over every document (0 if the count runs too long); counted
+        once per runner (the checks ask for the same terms again, and each count of a 2 GB log costs a second)."""
+        key = term.lower()
+        if key not in self._counts:
+            self._counts[key] = count_matches(Command("grep", "", patterns=[term], flags={"-i", "-F"}),
+                                              self.store.docs, self.config.grep_timeout) or 0
+        return self._counts[key]
 
     OCCURRENCES_CAP = 120_000
     """Characters of windows lcread reads for itself when it checks an answer against the whole input."""
