@@ -160,7 +160,7 @@ def start_build(path: Path) -> bool:
     folder.parent.mkdir(parents=True, exist_ok=True)
     proc = subprocess.Popen([sys.executable, "-m", "lcread.tools.wordindex", str(path)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True, preexec_fn=lambda: os.nice(19))
+                            start_new_session=True)
     lock.write_text(str(proc.pid))
     return True
 
@@ -266,6 +266,8 @@ def blocks(f):
         offset += len(data)
 
 
-if __name__ == "__main__":  # the background build start_build runs
+if __name__ == "__main__":  # the background build start_build runs, at the lowest priority (set here: a
+    # function run between fork and exec is unsafe in a process with threads, as llama.cpp's)
     with contextlib.suppress(Exception):
+        os.nice(19)
         build(Path(sys.argv[1]))
