@@ -986,3 +986,15 @@ def test_an_open_answer_must_come_from_what_was_shown_and_is_cited_never_verifie
         assert [c.line for c in result.citations][:1] == [4]
     else:
         assert result.answer != answer and result.verified is not True
+
+
+def test_the_definition_of_the_asked_name_answers_whatever_words_the_question_puts_around_it(write):
+    body = "\n".join(f"def helper_{i}(value):\n    return value + {i}\n" for i in range(60))
+    write("lib/utils.py", body + '\n\ndef default_user_agent(name="python-requests"):\n'
+          '    """Return a string representing the default user agent."""\n    return f"{name}/2.28"\n')
+    store = DocumentStore.open([str(write("lib/README", "a library\n").parent)])
+    model = ScriptedModel(["grep -F default_user_agent", 'answer "python-requests"'] + ['answer "x"'] * 4)
+    result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig(first_step=False)).run(
+        "What name does default_user_agent put in the User-Agent string?")
+    assert (result.answer, result.verified) == ("python-requests", True)
+    assert result.citations[0].quote.startswith("def default_user_agent(")

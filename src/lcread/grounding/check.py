@@ -396,7 +396,8 @@ class Verifier:
         words is there (or in a linking sentence); and a number answering "how many beds" is a number of
         beds, not of something else on the same line."""
         p = self.profile
-        if p.terms and p.keywords and not any(prefix(stem(k), x.context) for k in p.keywords for x in [s, *links]):
+        if p.terms and p.keywords and not any(prefix(stem(k), x.context) for k in p.keywords for x in [s, *links]) \
+                and not self._defines_term(s):
             return False
         if p.answer_type == "number" and p.count_words:
             nouns = [stem(w) for w in p.count_words]
@@ -415,6 +416,15 @@ class Verifier:
             return near is not None and not self.own_names(s) and len(set(self.values(s.text))) == 1 and \
                 any(prefix(n, lead) for n in nouns)
         return True
+
+    def _defines_term(self, s: Sentence) -> bool:
+        """Whether the sentence is the definition of a name the question asks about (`def default_user_agent(name=
+        "python-requests"):` for "What name does default_user_agent put ...?"): it speaks of it, whatever words the
+        question uses around the name."""
+        from lcread.tools.definitions import NAME, definition_pattern
+
+        names = [t for t in self.profile.terms if NAME.match(t) and ("_" in t or "." in t)]  # written as code
+        return any(re.search(definition_pattern(t), s.text) for t in names)
 
     def component(self) -> list[Sentence]:
         """The shown sentences that carry the question's terms, and every sentence linked to them through a
