@@ -998,3 +998,22 @@ def test_the_definition_of_the_asked_name_answers_whatever_words_the_question_pu
         "What name does default_user_agent put in the User-Agent string?")
     assert (result.answer, result.verified) == ("python-requests", True)
     assert result.citations[0].quote.startswith("def default_user_agent(")
+
+
+def test_the_value_assigned_to_the_name_the_question_asks_for_is_unbeaten(write):
+    filler = "\n".join(f"def helper_{i}(value):\n    return value + {i}\n" for i in range(40))
+    write("requests/__init__.py", filler + '\n\ndef _check_cryptography(cryptography_version):\n'
+          '    cryptography_version = list(map(int, cryptography_version.split(".")))\n'
+          '    if cryptography_version < [1, 3, 4]:\n'
+          '        warning = "Old version of cryptography ({}) may cause slowdown.".format(cryptography_version)\n'
+          '        warnings.warn(warning, RequestsDependencyWarning)\n')
+    write("requests/__version__.py", '__title__ = "requests"\n__description__ = "Python HTTP for Humans."\n'
+          '__version__ = "2.28.1"\n__build__ = 0x022801\n')
+    write("requests/cookies.py", filler + '\n\ndef morsel_to_cookie(morsel):\n    return create_cookie(\n'
+          '        name=morsel.key,\n        version=morsel["version"] or 0,\n    )\n')
+    store = DocumentStore.open([str(write("requests/README", "requests\n").parent)])
+    question = "Which version of requests is this?"
+    for answer, verified in (("4", False), ("2.28.1", True)):
+        model = ScriptedModel([f'answer "{answer}"'] + ['answer "x"'] * 6)
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig()).run(question)
+        assert (result.answer == answer and result.verified is True) is verified, (answer, result.missing)

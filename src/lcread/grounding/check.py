@@ -172,6 +172,7 @@ class Verifier:
             self.profile.question)}  # the question's own values (/opt in "installed in /opt") answer nothing
         wholes = {(x.doc, norm(view.whole_sentence(x))) for x in cited_sentences}
         bound = self._memo("asked_bindings", self._asked_bindings) if self.profile.default else set()
+        named = any(self._names_asked(x.text) for x in cited_sentences)  # `__version__ = "2.28.1"` cited
         for s in found.sentences():
             if (s.doc, s.line, s.text) in quoted or (s.doc, norm(view.whole_sentence(s))) in wholes:
                 continue  # the cited sentence, or the rest of it across a line break
@@ -179,6 +180,8 @@ class Verifier:
                       and not only_a_reference(s.norm, v)]
             if not others or not view._valued(s) or have <= set(self.values(view.whole_sentence(s))):
                 continue  # no other value, one value where a range or a size (two) is asked, or it states the answer
+            if named and not self._names_asked(s.text):
+                continue  # in code, the value assigned to the name the question asks for is that value
             rebound = self._bound_to_asked_name(s.text)
             if rebound and bound and not rebound & bound:
                 continue  # another function's parameter of the asked name (`def iter_content(self, chunk_size=1)`)
@@ -351,11 +354,13 @@ class Verifier:
         """Whether no sentence of `pool` matches the question clearly better than `s`: one holding a word of the
         question rarer than any `s` holds over it, matching at least half as well (the condition the question
         names: "If a command cannot be found" beside "If no commands are executed" for "a command that doesn't
-        exist"), or one matching clearly better (1/COMPETING_SHARE) when `s` holds no such rarer word itself."""
+        exist"), or one matching clearly better (1/COMPETING_SHARE) when `s` holds no such rarer word itself. A line
+        of code assigning a name made of the question's words is beaten by no line that does not."""
         mine, score = self.stated_words(s), self.sentence_score(s)
+        named = self._names_asked(s.text)  # `__version__ = "2.28.1"`: in code, a value is what its name says
         for x in pool:
             its, other = self.stated_words(x), self.sentence_score(x)
-            if x is s or its == mine and other == score:
+            if x is s or its == mine and other == score or named and not self._names_asked(x.text):
                 continue
             if by_rarer and other >= RARER_COMPETING_SHARE * score and self._rarer(its - mine, mine - its):
                 return False
@@ -762,7 +767,7 @@ class Verifier:
         """Whether a line of code assigns a name made only of the question's words (`__version__ = "2.28.1"` for
         "Which version of requests is this?"): in code, a value is what its name says."""
         m = _ASSIGNED.match(text)
-        if not m:
+        if not m or text.rstrip().endswith(","):  # `version=morsel["version"] or 0,`: an argument of a call
             return False
         parts = [w for w in re.split(r"_+|(?<=[a-z])(?=[A-Z])", m.group(1).lower()) if w]
         stems = {stem(k) for k in self.profile.keywords}
