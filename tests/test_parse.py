@@ -92,6 +92,7 @@ def test_errors_say_what_is_wrong(text, message):
 @pytest.mark.parametrize("text", [
     "search 'when did the ferry leave?': the 5 best passages of 580 lines matched, each as DOC:LINE with its section",
     "search when did the ferry leave? showed 23 lines, log.txt:3599-3609 · page 91 · [page 91] 3599: The ferry",
+    "search when did the ferry leave? [log.txt:3491, log.txt:3492, log.txt:3493,]",
 ])
 def test_a_search_copying_its_output_s_header_or_record_is_the_same_search_again(text):
     command = parse(text)

@@ -193,3 +193,15 @@ def test_after_a_repeated_command_the_next_step_cannot_run_it_again(store):
     assert "cmd-search" in roots[0] and "cmd-search" not in roots[1] and "cmd-grep" in roots[1]
     assert "cmd-search" in roots[2] and "cmd-search" not in roots[3]
     assert result.answer == "4817263" and result.verified and result.reason == "answered"
+
+
+@pytest.mark.parametrize("copy", [f"search '{QUESTION}'", f"search {QUESTION}:", f'search "{QUESTION[:-1]}" ?'])
+def test_lcread_s_search_copied_with_quotes_or_a_colon_is_the_same_search_again(store, copy):
+    model = ScriptedModel([f"{copy}\n" + state(), 'answer "4817263"'])
+    model.supports_grammar = True
+    trace = MemoryTrace()
+    result = SacReader(model, ToolRunner(store), SilentDisplay(), trace, LoopConfig()).run(QUESTION)
+    assert "You ran `" in model.calls[1]["messages"][1]["content"]  # a repeat, shown as such
+    assert "cmd-search" not in next(line for line in model.calls[1]["grammar"].splitlines()
+                                    if line.startswith("cmd-act"))
+    assert result.answer == "4817263" and result.verified

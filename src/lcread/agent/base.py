@@ -7,6 +7,7 @@ commands, the grounding gate on answers, and the end of a run."""
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field, replace
 
@@ -220,9 +221,9 @@ class CommandLoop:
         for command in commands:
             observation = self.run_tool(command)
             observations.append(observation)
-            self.seen[" ".join(command.text.split())] = 0
+            self.seen[command_key(command)] = 0
             if observation.next is not None:
-                self.run_state.continuations[" ".join(command.text.split())] = observation.next
+                self.run_state.continuations[command_key(command)] = observation.next
             outputs.append(observation.text if len(commands) == 1 else f"{command.docs[0]}:\n{observation.text}")
         text = "\n".join(filter(None, outputs))
         if commands[0].name == "search":  # the sentences of those passages that match the question best, last
@@ -311,9 +312,9 @@ class CommandLoop:
         self.run_state.repeated = None
         if command.name == "answer":
             return self.answered(command)
-        key = " ".join(command.text.split())
+        key, said = command_key(command), " ".join(command.text.split())
         if key in self.seen and self.run_state.continuations.get(key) is not None:
-            return self.continued(key)
+            return self.continued(key, said)
         if key in self.seen:
             self.run_state.repeats += 1
             self.run_state.repeated = command.name
@@ -321,10 +322,10 @@ class CommandLoop:
                 raise LimitReached(Stop.REPEAT_LIMIT, f"{self.config.max_repeats} repeated commands in a row")
             best = self.gate.best_lines(self.gate.refused)  # what a model going round in circles may answer from
             if self.context.keeps_history:
-                return Observation("\n".join(filter(None, [prompts.render("repeat", command=key, step=self.seen[key]),
+                return Observation("\n".join(filter(None, [prompts.render("repeat", command=said, step=self.seen[key]),
                                                            best])))
             observation = self.run_tool(command)
-            observation.text = "\n".join(filter(None, [prompts.render("sac_repeat", command=key, step=self.seen[key],
+            observation.text = "\n".join(filter(None, [prompts.render("sac_repeat", command=said, step=self.seen[key],
                                                                       output=observation.text), best]))
             return observation
         self.run_state.repeats = 0
@@ -338,14 +339,14 @@ class CommandLoop:
         self.recheck()
         return observation
 
-    def continued(self, key: str) -> Observation:
+    def continued(self, key: str, said: str) -> Observation:
         """A cut output asked for again continues where it stopped, like a pager (the next characters of a
         long line, the next lines, the next matches), and says so."""
         following = self.run_state.continuations[key]
         self.run_state.repeats = 0
         observation = self.run_tool(following)
         self.run_state.continuations[key] = observation.next
-        observation.text = prompts.render("continued", command=key, output=observation.text)
+        observation.text = prompts.render("continued", command=said, output=observation.text)
         self.recheck()
         return observation
 
@@ -428,6 +429,14 @@ class CommandLoop:
                             citations=[c.label() + ": " + c.quote for c in result.citations],
                             verified=result.verified, missing=result.missing)
         return result
+
+
+def command_key(command: Command) -> str:
+    """What makes two commands the same (a repeat): their text, spacing aside; for a search, its words, quotes
+    and punctuation aside (a small model copies lcread's search with quotes or a colon added)."""
+    if command.name == "search":
+        return "search " + " ".join(re.findall(r"[\w./-]+", command.query.lower()))
+    return " ".join(command.text.split())
 
 
 def value_kind(profile) -> str | None:

@@ -254,9 +254,10 @@ def _parse_head_tail(name: str):
     return parse_it
 
 
-_SEARCH_HEADER = re.compile(r"""['"]?\s*:\s*the \d+ best passages? of\b.*$|\s+showed [\d,]+ lines?\b.*$""", re.S)
-"""The header of a search's output, or lcread's record of it ("search ... showed 23 lines, ..."), which a small
-model copies into its next search."""
+_SEARCH_HEADER = re.compile(r"""['"]?\s*:\s*the \d+ best passages? of\b.*$|\s+showed [\d,]+ lines?\b.*$"""
+                            r"""|\s*\[[^\]]*?[\w.-]+:\d+\b[^\]]*\]?\s*$""", re.S)
+"""The header of a search's output, or lcread's record of it ("search ... showed 23 lines, ...", the places it
+pointed at: "[log.txt:3491, log.txt:3492, ...]"), which a small model copies into its next search."""
 
 
 def _parse_search(args: list[str], text: str) -> Command:
