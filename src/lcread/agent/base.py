@@ -310,7 +310,8 @@ class CommandLoop:
         """Run a command. A repeated one counts towards the repeat limit; it is not run again while the model
         still sees its output, and is shown again, marked as a repeat, when it does not."""
         self.run_state.repeated = None
-        if command.name == "answer":
+        if command.name == "answer":  # an answer is no command repeated: the commands around it are not "in a row"
+            self.run_state.repeats = 0
             return self.answered(command)
         key, said = command_key(command), " ".join(command.text.split())
         if key in self.seen and self.run_state.continuations.get(key) is not None:
