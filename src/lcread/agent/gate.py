@@ -13,7 +13,7 @@ from lcread.result import Stop, StopReason
 from lcread.config import LoopConfig
 from lcread.grounding import Verdict, Verifier
 from lcread.grounding.evidence import norm
-from lcread.tools import Observation, parse
+from lcread.tools import Observation, ParseError, parse
 from lcread.trace import Trace
 
 CONSTANT_HOPS = 3
@@ -160,6 +160,9 @@ class AnswerGate:
     def focused(self, step: str) -> bool:
         """Whether a check step shows few lines: a read, or a grep of words the documents hold rarely (a name,
         the next link of a chain), not of a common word whose thousands of matches would bury the answer."""
-        command = parse(step)
+        try:
+            command = parse(step)
+        except ParseError:  # never: lcread builds its steps to parse; a step that did not is not worth running
+            return False
         return command.name == "read" or command.name == "grep" and \
             all(self.count(p) <= FOCUSED_MATCHES for p in command.patterns)

@@ -101,5 +101,7 @@ def only_a_reference(sentence: str, atom: str) -> bool:
 
 
 def grep_step(term: str, word: bool = False, with_section: bool = False) -> str:
+    """The grep lcread runs itself to find a term: the term on one line, after `-e` (an answer such as
+    `--log-file=<path>` is a pattern, never an option)."""
     flags = "-i -F" + (" -w" if word else "") + (" -p" if with_section else "")
-    return f"grep {flags} {shlex.quote(term)}"
+    return f"grep {flags} -e {shlex.quote(' '.join(term.split()))}"

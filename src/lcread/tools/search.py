@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import heapq
+import itertools
 import math
 import re
 from dataclasses import dataclass, field
@@ -421,13 +422,14 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
         return [], 0
     best: list[tuple[float, int, Passage]] = []
     seen = 0
+    order = itertools.count()  # every spot its own place: equal scores never fall through to the Passages
 
     def take(doc, hit) -> None:
         nonlocal seen
         seen += 1
         for spot in _spots(doc, hit):
             spot.score = ranker.score(spot.text)
-            item = (spot.score, -seen, spot)
+            item = (spot.score, -next(order), spot)
             if len(best) < 60:
                 heapq.heappush(best, item)
             elif item[:2] > best[0][:2]:
