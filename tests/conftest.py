@@ -1,8 +1,11 @@
+import json
 import os
 import sys
 from pathlib import Path
 
 import pytest
+
+from lcread.reader.scorer import trusting
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -22,9 +25,13 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def own_settings(tmp_path, monkeypatch, request):
-    """No test reads or writes the user's calibration file or saved prompt states, and only tests marked `model` may load a real
+    """No test reads or writes the user's calibration files or saved prompt states (the scripted model's reader
+    calibration trusts its scripted answers), and only tests marked `model` may load a real
     model (the embedded one, a GGUF, a remote model off loopback): the others fail loudly if they try."""
     monkeypatch.setenv("LCREAD_CALIBRATION", str(tmp_path / "calibration.json"))
+    reader = tmp_path / "reader.json"  # the scripted model is calibrated as the tests script it: its answer is sure
+    reader.write_text(json.dumps({f"scripted:{kind}": trusting().to_dict() for kind in ("generic", "likelihood")}))
+    monkeypatch.setenv("LCREAD_READER_CALIBRATION", str(reader))
     monkeypatch.setenv("LCREAD_KV_DIR", str(tmp_path / "kv"))
     if request.node.get_closest_marker("model") is None:
         monkeypatch.setenv("LCREAD_FORBID_MODELS", "1")

@@ -3,7 +3,7 @@ import math
 import pytest
 
 from lcread.acs.policies import parse_end, parse_verbalized
-from lcread.grounding.question import parse_options
+from lcread.reader.question import parse_options
 from lcread.acs.rules import (AnswerState, acs_stop, change, is_abstention, jsd, normalize,
                               posterior_from_top, random_stop_step, stability, token_f1)
 

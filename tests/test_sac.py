@@ -209,7 +209,7 @@ def test_lcread_s_search_copied_with_quotes_or_a_colon_is_the_same_search_again(
 
 def test_answers_between_repeated_searches_break_the_row(store):
     again = f"search {QUESTION}\n" + state()
-    model = ScriptedModel([again, 'answer "filler"', again, 'answer "river"', again, 'answer "4817263"'])
+    model = ScriptedModel([again, 'answer "not sure"', again, 'answer "maybe later"', again, 'answer "4817263"'])
     result = SacReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig()).run(QUESTION)
     # three copies of lcread's first search, each followed by an answer: never two repeats in a row
     assert result.reason == "answered" and result.answer == "4817263" and result.verified

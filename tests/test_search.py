@@ -8,7 +8,9 @@ from lcread.config import LoopConfig, ToolConfig
 from lcread.convert.formats import searchable
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore
-from lcread.grounding.question import STOPWORDS
+from lcread.language import load
+
+STOPWORDS = set(load().stopwords)
 from lcread.models.scripted import ScriptedModel
 from lcread.tools import ToolRunner, parse
 from lcread.tools import grep as grep_module

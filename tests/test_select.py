@@ -38,7 +38,7 @@ def commands(*outputs, handoff=HANDOFF):
     queue = list(outputs)
 
     def brain(messages):
-        if messages[-1]["content"].startswith("Your context is nearly full"):
+        if messages[-1]["content"].startswith(("Your context is nearly full", "error: ")):  # a handoff, or its retry
             return handoff if isinstance(handoff, str) else json.dumps(handoff)
         return queue.pop(0)
 
@@ -58,7 +58,7 @@ def test_grep_then_answer(store):
 
 
 def test_history_is_append_only_between_compactions(store):
-    model = ScriptedModel(["grep harbor", "read hay.txt 1 5", 'answer "4817263"'])
+    model = ScriptedModel(["grep harbor", "read hay.txt 148 152", 'answer "4817263"'])
     reader(model, store).run(QUESTION)
     first, second, third = (c["messages"] for c in model.calls)
     assert second[:len(first)] == first and third[:len(second)] == second
@@ -74,7 +74,7 @@ def test_format_errors_go_back_to_the_model_then_end_the_run(store):
     stubborn = ScriptedModel(["hello"] * 3 + ['answer "best guess"'])
     result = reader(stubborn, store).run(QUESTION)
     assert not result.final and "3 replies in a row were not commands" in result.reason
-    assert result.answer.startswith("No answer was found in what was read")  # "best guess" is in no shown line
+    assert result.answer.startswith("No answer was found")  # "best guess" is in no shown line
 
 
 def test_a_repeated_command_is_not_run_again(store):
@@ -122,16 +122,17 @@ def test_compaction_at_the_threshold_starts_fresh_from_a_handoff(store):
 
 def test_an_invalid_handoff_is_retried_then_replaced(store):
     config = LoopConfig(context_limit=2048, compact_at=1100, command_tokens=64, handoff_tokens=256)
-    model = ScriptedModel(commands("read hay.txt 1 40", "read hay.txt 41 80", "read hay.txt 81 120",
+    model = ScriptedModel(commands("read hay.txt 1 40", "read hay.txt 41 80", "read hay.txt 121 160",
                                    'answer "4817263"', handoff="not json at all"))
     trace = MemoryTrace()
     result = reader(model, store, config, ToolConfig(read_chars=2500), trace).run(QUESTION)
     assert result.answer == "4817263"
     asks = [c for c in model.calls if any(m["content"].startswith("Your context is nearly full")
                                           for m in c["messages"])]
-    assert len(asks) == 2 and "error: the reply holds no JSON object" in asks[1]["messages"][-1]["content"]
+    assert len(asks) == 2 * len(trace.of("compaction")) and "error: the reply holds no JSON object" in \
+        asks[1]["messages"][-1]["content"]  # each handoff asked twice, then written by lcread
     fallback = trace.of("handoff_fallback")
-    assert len(fallback) == 1 and trace.of("compaction")[0]["handoff"]["task"] == QUESTION
+    assert len(fallback) == len(asks) // 2 and trace.of("compaction")[0]["handoff"]["task"] == QUESTION
 
 
 def test_budget_shrinks_to_a_small_model_window(store):
@@ -144,7 +145,7 @@ def test_token_limit_ends_without_another_call(store):
     model = ScriptedModel(["grep harbor", "grep river", "grep road"])
     result = reader(model, store, LoopConfig(max_total_tokens=1000)).run(QUESTION)
     assert not result.final and result.reason.startswith("token limit")
-    assert result.answer == "No answer was found before the limit."
+    assert result.answer.startswith("No answer was found")
 
 
 def test_an_answer_before_reading_anything_is_sent_back(store):
@@ -162,7 +163,7 @@ def test_an_answer_before_reading_anything_is_sent_back(store):
 def test_a_best_answer_that_repeats_the_limit_is_no_answer(store):
     model = ScriptedModel(["grep river -m 1", 'answer "The run has reached its step limit (1)."'])
     result = reader(model, store, LoopConfig(max_steps=1)).run(QUESTION)
-    assert not result.final and result.answer == "No answer was found before the limit."
+    assert not result.final and result.answer.startswith("No answer was found")
 
 
 def test_an_answer_naming_a_constant_is_answered_with_its_value_and_both_lines_cited(write):
@@ -178,7 +179,7 @@ def test_an_answer_naming_a_constant_is_answered_with_its_value_and_both_lines_c
     assert (result.answer, result.verified) == ("30", True)
     cited = {(c.doc, c.line) for c in result.citations}
     assert ("lib/models.py", 51) in cited and any(doc == "lib/sessions.py" for doc, _ in cited)
-    assert [e["value"] for e in trace.of("constant_resolved")] == ["30"]
+    assert [e["command"] for e in trace.of("lookup")] == ["definition DEFAULT_REDIRECT_LIMIT", "definition LIMIT_ALIAS"]
 
 
 def test_an_answer_naming_a_constant_stays_a_name_when_the_question_asks_for_one(write):
@@ -188,50 +189,7 @@ def test_an_answer_naming_a_constant_stays_a_name_when_the_question_asks_for_one
     model = ScriptedModel(['grep -F max_redirects', 'answer "DEFAULT_REDIRECT_LIMIT"'])
     trace = MemoryTrace()
     result = reader(model, store, trace=trace).run("Which constant sets the default max_redirects?")
-    assert (result.answer, result.verified) == ("DEFAULT_REDIRECT_LIMIT", True) and not trace.of("constant_resolved")
-
-
-def test_after_a_refused_name_the_grammar_offers_the_names_and_quoted_values_of_the_best_lines(write):
-    body = "\n".join(f"def helper_{i}(value):\n    return value + {i}\n" for i in range(60))
-    write("lib/utils.py", body + '\n\ndef default_user_agent(name="python-requests"):\n'
-          '    """Return a string representing the default user agent."""\n    return f"{name}/2.28"\n')
-    store = DocumentStore.open([str(write("lib/README", "a library\n").parent)])
-    model = ScriptedModel(['answer "default_user_agent"', 'answer "python-requests"'])
-    model.supports_grammar = True
-    result = reader(model, store, first_step=True).run(
-        "What product name does the library use in its default User-Agent header?")
-    offered = model.calls[1]["grammar"].split("cmd-answer  ::=")[1].splitlines()[0]
-    assert '"python-requests"' in offered and '"default_user_agent"' not in offered
-    assert (result.answer, result.verified) == ("python-requests", True)
-
-
-def test_a_lookup_grammar_offers_the_values_of_the_best_lines_and_moves_on_as_they_are_refused(write):
-    lines = [f"Entry {i}: the depot clerk filed the daily sheet about barrels." for i in range(300)]
-    for i, boat in enumerate(("barge", "raft", "skiff", "canoe", "ferry")):
-        lines[100 + 3 * i] = f"The Kestrel harbour toll for a {boat} is {41 + i} crowns."
-    store = DocumentStore.open([str(write("tolls.txt", "\n".join(lines) + "\n"))])
-    model = ScriptedModel(['answer "42"', 'answer "43"'] + ['answer "41"'] * 6)
-    model.supports_grammar = True
-    result = reader(model, store, first_step=True).run("How many crowns is the Kestrel harbour toll for a barge?")
-    offered = [set(re.findall(r'"(\d+)"', c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0].replace('\\"', "")))
-               for c in model.calls]
-    assert len(offered[0]) == 3 and "41" in offered[0]  # the best three lines' values, the answer's among them
-    assert "42" not in offered[1] and len(offered[1]) == 3  # a refused value makes room for the next line's
-    assert (result.answer, result.verified) == ("41", True)
-
-
-def test_a_list_item_sent_back_as_incomplete_is_kept_and_the_list_must_grow_from_it(write):
-    lines = [f"Prose line {i} about the weather and the roads." for i in range(200)]
-    lines[20], lines[90], lines[150] = "VAR COPPER = 7471578", "VAR SILVER = VAR COPPER", "VAR HOLLOW = VAR SILVER"
-    store = DocumentStore.open([str(write("vt.txt", "\n".join(lines) + "\n"))])
-    model = ScriptedModel(['answer "COPPER"', 'answer "COPPER, SILVER"', 'answer "COPPER, SILVER, HOLLOW"'] +
-                          ['answer "none"'] * 6)
-    model.supports_grammar = True
-    result = reader(model, store, first_step=True).run(
-        "Which variables are assigned the value 7471578, directly or through other variables?")
-    offered = [c["grammar"].split("cmd-answer  ::=")[1].splitlines()[0] for c in model.calls]
-    assert '"COPPER, "' in offered[1]  # sent back as not yet searched, kept: the next answer starts with it
-    assert (result.answer, result.verified) == ("COPPER, SILVER, HOLLOW", True)
+    assert (result.answer, result.verified) == ("DEFAULT_REDIRECT_LIMIT", True) and not trace.of("lookup")
 
 
 def test_after_a_repeated_command_the_grammar_leaves_it_out_once(store):

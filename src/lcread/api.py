@@ -31,17 +31,19 @@ _models_lock = threading.Lock()
 
 def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "select", model=None,
         options: list[str] | None = None, display: Display | None = None, trace=None, on_warning=None,
-        progress=None, **settings) -> RunResult:
+        progress=None, scorer=None, **settings) -> RunResult:
     """Answer `question` about the files, folders (or "-" for stdin) in `inputs`, reading only what it needs.
 
     `model`: "local" (the embedded model, the default unless LCREAD_MODEL says otherwise), "local:/x.gguf",
     a litellm model string, or a Model object. `options`: answer options for a multiple-choice question.
     `on_warning(text)` hears about the inputs (skipped files, conversions) before the run starts;
-    `progress(what, done, total)` about a long conversion.
+    `progress(what, done, total)` about a long conversion. `scorer`: the reader's scorer (a
+    `lcread.reader.Scorer`), when not the model's own calibration.
     Returns the RunResult: answer, final, verified, citations, missing, costs (`to_dict()` for JSON)."""
     check_arguments(inputs, question, model, display, trace, on_warning, progress)
     configs = configs_from(settings)
     run_settings = _settings(mode, options, configs)
+    run_settings.scorer = scorer
     llm = model if model is not None and not isinstance(model, str) else None
     return ask_with(inputs, question, llm or (lambda: load_model(model, configs[ModelConfig])),
                     run_settings, display=display, trace=trace, on_warning=on_warning, progress=progress)

@@ -97,6 +97,7 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
           notes_chars: o.NotesChars = None,
           probes: Annotated[str, typer.Option(help="acs, multiple choice: probes read side by side on the same "
                                               "reading: auto, letters, likelihood (comma-separated).")] = "auto",
+          max_steps: o.MaxSteps = None,
           phrasings: Annotated[int, typer.Option(min=1, max=3, help="Ask each generated task in this many "
                                                  "phrasings (the real suite has two of its own); the report "
                                                  "gives their agreement.")] = 1,
@@ -114,7 +115,7 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
 
     run(suites=suites, modes=modes, stops=stops, tasks=tasks, lengths=lengths, seed=seed, model=model,
         api_base=api_base, chunk_chars=chunk_chars, notes_chars=notes_chars, probes=probes, out=out,
-        phrasings=phrasings)
+        phrasings=phrasings, max_steps=max_steps)
 
 
 @app.command()
@@ -123,9 +124,20 @@ def calibrate(results: Annotated[Path, typer.Argument(help="A bench folder (or i
               target: Annotated[float, typer.Option(min=0.0, max=1.0, help="Largest premature-stop rate "
                                                     "allowed.")] = 0.05,
               save: Annotated[bool, typer.Option(help="Write the chosen θ to the per-model settings file.")] = True,
+              reader: Annotated[bool, typer.Option("--reader", help="Instead: fit the reader's scorer (what makes "
+                                                   "an answer verified) on the select and sac readings.")] = False,
+              precision: Annotated[float, typer.Option(min=0.5, max=1.0, help="--reader: the precision "
+                                                       "\"verified\" must reach on held-out questions.")] = 0.95,
+              out: Annotated[Path | None, typer.Option(help="--reader: the file to save to (default: the user's "
+                                                       "reader calibration, LCREAD_READER_CALIBRATION).")] = None,
               ) -> None:
     """Choose ACS's θ for a model from recorded readings: the one that saves the most among those whose
-    premature-stop rate on half the tasks is at most TARGET, with its figures on the other half."""
+    premature-stop rate on half the tasks is at most TARGET, with its figures on the other half. With --reader,
+    calibrate the reader's confidence for the model instead."""
+    if reader:
+        from lcread.reader.calibrate import show as show_reader
+
+        return show_reader(results, precision, out)
     from lcread.acs.calibrate import show
 
     show(results, target, save)

@@ -12,6 +12,9 @@ class UsageError(LcreadError):
 class ModelError(LcreadError):
     """The model backend failed in a way that retrying will not fix."""
 
+    retries: list[dict] = []
+    """The retries the failed call made before giving up (attempt, error, wait)."""
+
 
 class ContextOverflow(ModelError):
     """The server refused the request as longer than its context window."""
@@ -36,12 +39,12 @@ class InterruptLoop(Exception):
 
 
 class Submitted(InterruptLoop):
-    """The model answered (with the verdict of the answer's sufficiency check, when one ran)."""
+    """The run has its answer: the reader's reading (and the model's own words, when the check is off)."""
 
-    def __init__(self, answer: str, verdict=None):
-        super().__init__(answer)
+    def __init__(self, reading, answer: str | None = None):
+        super().__init__(answer or "")
+        self.reading = reading
         self.answer = answer
-        self.verdict = verdict
 
 
 class LimitReached(InterruptLoop):

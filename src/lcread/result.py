@@ -102,7 +102,8 @@ class RunResult:
     model: str
     stats: RunStats
     verified: bool | None = None
-    """True when the answer's sufficiency predicate held on cited evidence; None where none applies."""
+    """True when the answer is grounded and its confidence reaches the calibrated threshold; None where no
+    check applies (an open question)."""
     citations: list[Citation] = field(default_factory=list)
     missing: str | None = None
     """For an unverified answer: the requirement that was still missing (the near-miss record)."""
@@ -110,6 +111,10 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     trace_id: str | None = None
     """The `run` field of this run's records in a JSON-lines trace (None without one)."""
+    confidence: float | None = None
+    """The calibrated probability that the answer is right (None without an answer)."""
+    grounded: bool | None = None
+    """True when lcread found the answer's content in a shown line it cites."""
 
     @property
     def reason(self) -> str:
@@ -120,6 +125,7 @@ class RunResult:
         s = self.stats
         return {
             "answer": self.answer, "final": self.final, "verified": self.verified,
+            "confidence": None if self.confidence is None else round(self.confidence, 4), "grounded": self.grounded,
             "citations": [c.to_dict() for c in self.citations], "missing": self.missing,
             "stop_reason": self.reason, "mode": self.mode,
             "model": self.model, "steps": s.steps, "calls": s.calls, "prompt_tokens": s.prompt_tokens,

@@ -27,6 +27,8 @@ class Settings:
     loop: LoopConfig = field(default_factory=LoopConfig)
     tools: ToolConfig = field(default_factory=ToolConfig)
     acs: AcsConfig = field(default_factory=AcsConfig)
+    scorer: object | None = None
+    """The reader's scorer (`lcread.reader.Scorer`): the model's calibration when None."""
 
 
 def answer(model: Model, store: DocumentStore, question: str, settings: Settings, display: Display,
@@ -44,7 +46,7 @@ def answer(model: Model, store: DocumentStore, question: str, settings: Settings
         tools = settings.tools
         if settings.mode == "sac" and "read_chars" not in tools.model_fields_set:  # one output per fresh context:
             tools = tools.model_copy(update={"read_chars": SAC_READ_CHARS})      # a smaller one keeps it small
-        result = loop(model, ToolRunner(store, tools), display, trace, settings.loop).run(question)
+        result = loop(model, ToolRunner(store, tools), display, trace, settings.loop, settings.scorer).run(question)
     result.trace_id = getattr(trace, "run_id", None) or None  # the `run` field of this run's trace records
     return result
 
@@ -53,7 +55,7 @@ def _acs(model, store, question, settings, display, trace):
     from lcread.acs.chunks import chunk_store
     from lcread.acs.policies import make_policy
     from lcread.acs.probe import Probe
-    from lcread.grounding.question import parse_options
+    from lcread.reader.question import parse_options
     from lcread.acs.reader import FoldReader
 
     config = settings.acs.for_model(model)
@@ -61,7 +63,8 @@ def _acs(model, store, question, settings, display, trace):
     probe = Probe(model, question, pairs, config.top_k, config.draft_tokens, config.probe, config.draft_confidence)
     config, how = _calibrated(config, model, probe)
     reader = FoldReader(model, probe, make_policy(config), display, trace, config,  # checks log-probs first
-                        grounding=lambda answer, notes: ground_notes(store, settings, question, pairs, answer, notes))
+                        grounding=lambda answer, notes: ground_notes(store, settings, question, pairs, answer, notes,
+                                                                       model.name))
     label = f"acs · stop {config.stop}" + (f" · θ {config.theta:g}{how} · probe {probe.kind}"
                                            if config.stop == "acs" else "")
     display.start(question=question, model=model.name, mode=label, documents=store.listing(),
@@ -69,13 +72,13 @@ def _acs(model, store, question, settings, display, trace):
     return reader.run(question, chunk_store(store, config.chunk_chars))
 
 
-def ground_notes(store, settings: Settings, question: str, pairs, answer: str, notes: str):
+def ground_notes(store, settings: Settings, question: str, pairs, answer: str, notes: str, model: str = ""):
     """The evidence of an acs answer: its notes are lines copied from the document, so lcread finds each in the
-    documents (ripgrep, no model) and checks the answer on them with the same predicates as select's; citations
-    carry line, characters and page."""
-    from dataclasses import replace
-
-    from lcread.grounding import EvidenceLog, Verifier, classify
+    documents (ripgrep, no model) and the reader scores the answer on them over the generic features (the notes'
+    prompt is not a reading the span likelihoods are calibrated on); citations carry line, characters and page."""
+    from lcread.grounding.evidence import EvidenceLog
+    from lcread.reader import Reader, asked, scorer_for
+    from lcread.reader.candidates import key
     from lcread.tools import Command, ToolRunner
 
     tools = ToolRunner(store, settings.tools)
@@ -89,11 +92,12 @@ def ground_notes(store, settings: Settings, question: str, pairs, answer: str, n
         source = store.by_name[name].source if name in store.by_name else None
         return source.locate(line) if source is not None else None
 
-    verifier = Verifier(classify(question, pairs), log, tools.count, place_of, tools.occurrences,
-                        lambda: tools.ranked(question, top=3))
-    verdict = verifier.check(answer)
-    verdict.citations = [replace(c, place=place_of(c.doc, c.line)) for c in verdict.citations]
-    return verdict
+    ranker = tools.question_ranker(question)
+    reader = Reader(asked(question, pairs), log, settings.scorer or scorer_for(model, likelihood=False), ranker.score,
+                    ranker.spans, place_of)
+    reading = reader.read(reader.pool(), None, answer)
+    reading.ranked = [r for r in reading.ranked if r.candidate.key == key(answer)]  # acs's answer, as scored
+    return reading
 
 
 def _calibrated(config, model, probe):
@@ -114,7 +118,7 @@ def split_options(given: list[str] | None) -> list[str] | None:
     """Options may be given one per value, or several lettered options in one value."""
     if not given:
         return None
-    from lcread.grounding.question import parse_options
+    from lcread.reader.question import parse_options
 
     if len(given) == 1:
         _, pairs = parse_options(given[0])

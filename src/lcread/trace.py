@@ -63,3 +63,18 @@ class MemoryTrace:
 
     def of(self, kind: str) -> list[dict]:
         return [e for e in self.events if e["event"] == kind]
+
+
+class Tee:
+    """Sends every event to several traces (a run's file and a collector of its own)."""
+
+    def __init__(self, *traces: Trace):
+        self.traces = traces
+
+    @property
+    def run_id(self) -> str:
+        return next((t.run_id for t in self.traces if getattr(t, "run_id", "")), "")
+
+    def event(self, kind: str, /, **data: object) -> None:
+        for t in self.traces:
+            t.event(kind, **data)

@@ -19,7 +19,8 @@ from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError
 from lcread.grounding.evidence import has, norm
-from lcread.grounding.question import STOPWORDS, classify, distinguishing_terms
+from lcread.language import load as load_language
+from lcread.reader.question import asked, terms_of
 from lcread.models import Model, Reply
 from lcread.trace import Trace
 
@@ -58,8 +59,8 @@ def about_the_question(lines: list[str], notes: str, terms: list[str]) -> tuple[
     asked = {w for t in terms for w in t.lower().split()}
 
     def names(line: str) -> set[str]:  # the words of the names a line mentions
-        return {w for e in distinguishing_terms(line, []) for w in e.lower().split()
-                if len(w) >= 3 and w not in STOPWORDS} - asked
+        return {w for e in terms_of(line) for w in e.lower().split()
+                if len(w) >= 3 and w not in load_language().stopwords} - asked
 
     linked = set().union(*(names(n) for n in notes.splitlines()))  # every note is about the question
     kept, unrelated = [], []
@@ -128,9 +129,9 @@ class FoldReader:
         self.display, self.trace = display, trace
         self.config = config or AcsConfig()
         self.grounding = grounding
-        """(answer, notes) -> the Verdict of the answer's evidence (run.ground_notes), or None to skip it."""
+        """(answer, notes) -> the reader's Reading of the answer's evidence (run.ground_notes), or None to skip it."""
         self.notes = ""
-        self.terms = classify(self.probe.question, self.probe.options).terms
+        self.terms = asked(self.probe.question, self.probe.options).terms
         """The question's distinguishing terms: notes keep only lines about them (and their chain)."""
         if policy.needs_logprobs and not model.supports_logprobs:
             raise LcreadError(f"--stop {policy.name} needs token log-probabilities, which {model.name} does not "
@@ -295,10 +296,12 @@ class FoldReader:
                            chunks_total=self.total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
         if answer == NOTHING_FOUND:  # not an answer: exit 4 (unverified) when the reading ended, 3 after a limit
             result.verified, result.missing = False, "nothing in what was read answers the question"
-        elif self.grounding is not None:  # the notes are the document's own lines: cited and checked like select's
-            verdict = self.grounding(answer, self.notes)
-            result.verified = verdict.ok if verdict.applies else None
-            result.citations, result.missing = verdict.citations, None if verdict.ok else verdict.missing
+        elif self.grounding is not None:  # the notes are the document's own lines: cited and scored like select's
+            reading = self.grounding(answer, self.notes)
+            result.verified = reading.verified if reading.applies else None
+            result.citations, result.confidence, result.grounded = reading.citations(), reading.confidence, \
+                reading.grounded
+            result.missing = reading.missing(reading, answer)
         self.trace.event("run_end", **result.to_dict())
         self.display.finish(answer=answer, final=final, reason=str(reason), verified=result.verified,
                             missing=result.missing, citations=[c.label() + ": " + c.quote for c in result.citations],

@@ -12,7 +12,7 @@ from typing import Callable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lcread.grounding.question import STOPWORDS
+from lcread.language import load as load_language
 
 Messages = list[dict[str, str]]
 
@@ -125,7 +125,7 @@ def keep_shown(findings: list[Finding], shown: dict[tuple[str, int], str]) -> tu
         covered = " ".join(text for (doc, line), text in shown.items()
                            if doc == f.document and lo <= line <= hi).lower() if hi - lo < 10_000 else ""
         covered += f" {lo} {hi}" if covered else ""  # "the number is on line 150" points at line 150
-        words = [w for w in re.findall(r"[a-z]{4,}|\d+", f.fact.lower()) if w not in STOPWORDS]
+        words = [w for w in re.findall(r"[a-z]{4,}|\d+", f.fact.lower()) if w not in load_language().stopwords]
         said = set(re.findall(r"[a-z]+|\d+", covered))
         ok = bool(covered) and (not words or any(w in said for w in words))
         (kept if ok else dropped).append(f)

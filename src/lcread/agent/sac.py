@@ -7,7 +7,7 @@ model returns one command and the updated state, which is its only memory. The t
 from __future__ import annotations
 
 from lcread import prompts
-from lcread.agent.base import CommandLoop, Context
+from lcread.agent.base import CommandLoop, Context, Run
 from lcread.agent.handoff import (COMMANDS_KEPT, FINDINGS, LIST_ITEMS, POINTERS_KEPT, PROGRESS_KEPT, Handoff,
                                   HandoffDraft, keep_shown, parse_draft, split_reply)
 from lcread.grounding.evidence import has, norm
@@ -16,22 +16,15 @@ from lcread.models import Messages
 from lcread.tools import USAGE, Command, Observation, ParseError, parse
 
 
-class SacReader(CommandLoop):
-    """The command loop reading one command per fresh context, with a written state."""
-
-    def __init__(self, model, tools, display, trace, config=None):
-        super().__init__(model, tools, display, trace, config, context=WrittenState())
-
-
 class WrittenState(Context):
     mode = "sac"
     keeps_history = False
 
-    def begin(self, loop: CommandLoop) -> None:
-        super().begin(loop)
+    def __init__(self, loop: CommandLoop, run: Run):
+        super().__init__(loop, run)
         self.system = prompts.render("sac_system", usage=USAGE, documents=loop.tools.store.listing())
         self.state = self.before = Handoff(
-            task=loop.question, current_step="starting: nothing read yet",
+            task=run.question, current_step="starting: nothing read yet",
             plan=["read around the passage that answers the question", "answer"],
             completion_requirements=["a passage that states the answer"], next_steps=[])
         self.last = "No command run yet."
@@ -43,7 +36,7 @@ class WrittenState(Context):
         self.record(Command("search", command), observation)
 
     def grammar(self) -> str | None:
-        commands = self.loop.grammar
+        commands = self.loop.grammar(self.run)
         return prompts.state_grammar(self.loop.names, LIST_ITEMS, FINDINGS, after_command=True, commands=commands) \
             if commands else None
 
@@ -52,7 +45,7 @@ class WrittenState(Context):
 
     def messages(self) -> Messages:
         return [{"role": "system", "content": self.system},
-                {"role": "user", "content": prompts.render("sac_step", question=self.loop.question,
+                {"role": "user", "content": prompts.render("sac_step", question=self.run.question,
                                                            state=self.state.render(), last=self.last)}]
 
     def read(self, reply: str) -> Command:
@@ -64,34 +57,34 @@ class WrittenState(Context):
         self.before, self.state_error = self.state, None
         if draft is None and error:
             self.state_error = error
-            self.loop.trace.event("state_kept", step=self.loop.stats.steps, error=error)
+            self.loop.trace.event("state_kept", step=self.run.stats.steps, error=error)
         if draft is not None:
-            self.state = Handoff(task=self.loop.question, commands_run=self.before.commands_run,
+            self.state = Handoff(task=self.run.question, commands_run=self.before.commands_run,
                                  progress=self.before.progress, pointers=self.before.pointers, **draft.model_dump())
-            self.state.findings, dropped = keep_shown(self.state.findings, self.loop.evidence.shown_lines())
+            self.state.findings, dropped = keep_shown(self.state.findings, self.run.evidence.shown_lines())
             if dropped:
-                self.loop.trace.event("findings_dropped", step=self.loop.stats.steps,
+                self.loop.trace.event("findings_dropped", step=self.run.stats.steps,
                                       findings=[f.fact for f in dropped], why="no tool showed the lines they point at")
         self.state.commands_run = [*self.before.commands_run, command.text][-COMMANDS_KEPT:]
         return command
 
     def observe(self, command: Command, observation: Observation) -> None:
         loop, before = self.loop, self.before
-        self.last = prompts.render("sac_last", step=loop.stats.steps, command=command.text, output=observation.text)
+        self.last = prompts.render("sac_last", step=self.run.stats.steps, command=command.text, output=observation.text)
         if self.state_error:
             self.last += "\n" + prompts.render("sac_state_kept", error=self.state_error)
         self.record(command, observation)
         kept = self.undone(before, observation)
         if kept:
             self.last += "\n" + prompts.render("sac_not_done", items="; ".join(kept))
-            loop.trace.event("done_marks_dropped", step=loop.stats.steps, items=kept)
+            loop.trace.event("done_marks_dropped", step=self.run.stats.steps, items=kept)
         added = [f.fact for f in self.state.findings if f not in before.findings]
         done = [p for p in before.plan if p not in self.state.plan]
         context = loop.model.count_tokens(self.messages())
-        loop.trace.event("command", step=loop.stats.steps, command=command.text, chars=observation.chars,
+        loop.trace.event("command", step=self.run.stats.steps, command=command.text, chars=observation.chars,
                          truncated=observation.truncated, error=observation.error, findings_added=added,
                          plan_done=done, state=self.state.model_dump())
-        loop.display.step(number=loop.stats.steps, command=command.text, observation=observation.text,
+        loop.display.step(number=self.run.stats.steps, command=command.text, observation=observation.text,
                           truncated=observation.truncated, error=observation.error, context=context,
                           limit=loop.config.context_limit)
         loop.display.state(added=added, done=done, current=self.state.current_step)
@@ -106,8 +99,8 @@ class WrittenState(Context):
             places = list(dict.fromkeys(f"{p.doc}:{p.line}" for p in shown))
             outcome = f"showed {len(places)} lines ({', '.join(places[:4])}{', ...' if len(places) > 4 else ''})"
         # written as a past event, not as a command line: a small model copies a line that starts like a command
-        state.progress = [*state.progress, f"step {self.loop.stats.steps}: `{command.text}` {outcome}"][-PROGRESS_KEPT:]
-        words = self.loop.question_words()
+        state.progress = [*state.progress, f"step {self.run.stats.steps}: `{command.text}` {outcome}"][-PROGRESS_KEPT:]
+        words = self.run.reader.words
         for p in shown:
             if any(has(norm(p.text), w) for w in words):
                 chars = f" (chars {p.start:,}-{p.start + len(p.text):,})" if p.start else ""
@@ -131,13 +124,19 @@ class WrittenState(Context):
 
     def format_error(self, error: str) -> None:
         loop = self.loop
-        self.last = prompts.render("sac_format_error", step=loop.stats.steps, error=error)
-        loop.display.step(number=loop.stats.steps, command="(no command)", observation=error, truncated=False,
+        self.last = prompts.render("sac_format_error", step=self.run.stats.steps, error=error)
+        loop.display.step(number=self.run.stats.steps, command="(no command)", observation=error, truncated=False,
                           error=True, context=loop.model.count_tokens(self.messages()),
                           limit=loop.config.context_limit)
 
     def limit_messages(self, reason: str) -> Messages:
         return self.messages() + [{"role": "user", "content": prompts.render("limit_answer", reason=reason)}]
+
+
+class SacReader(CommandLoop):
+    """The command loop reading one command per fresh context, with a written state."""
+
+    context = WrittenState
 
 
 def parse_reply(text: str) -> tuple[Command | None, HandoffDraft | None, str | None]:

@@ -11,7 +11,7 @@ from rich.console import Console
 from lcread.api import load_model, make_config
 from lcread.bench.report import bench_plot, bench_summary, bench_table, grounding_summary, grounding_table
 from lcread.bench.runner import MODES, STOPS, SUITES, make_tasks, run_bench
-from lcread.config import AcsConfig, ModelConfig
+from lcread.config import AcsConfig, LoopConfig, ModelConfig
 from lcread.errors import LcreadError
 from lcread.trace import JsonlTrace
 
@@ -27,7 +27,7 @@ def picked(text: str, kind: str, allowed: tuple[str, ...]) -> list[str]:
 
 def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: int, model: str | None,
         api_base: str | None, chunk_chars: int | None, notes_chars: int | None, probes: str, out: Path,
-        phrasings: int = 1) -> list[dict]:
+        phrasings: int = 1, max_steps: int | None = None) -> list[dict]:
     chosen = {"suites": picked(suites, "suite", SUITES), "modes": picked(modes, "mode", MODES),
               "stops": picked(stops, "stop", STOPS)}
     try:
@@ -42,8 +42,9 @@ def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: 
     generated = make_tasks(chosen["suites"], tasks, sizes, seed, out / "tasks", phrasings)
     llm = load_model(model, make_config(ModelConfig, **({"api_base": api_base} if api_base else {})))
     trace = JsonlTrace(out / "trace.jsonl")
+    loop = make_config(LoopConfig, **({"max_steps": max_steps} if max_steps else {}))
     settings = {**chosen, "tasks_per_suite": tasks, "lengths": sizes, "seed": seed, "model": llm.name,
-                "phrasings": phrasings}
+                "phrasings": phrasings, **({"max_steps": max_steps} if max_steps else {})}
     done: list[dict] = []
 
     def task_done(new: list[dict]) -> None:  # results so far on disk after every task: a long run can be cut
@@ -54,7 +55,7 @@ def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: 
                                                      indent=1, default=str))
 
     try:
-        rows = run_bench(generated, llm, chosen["modes"], chosen["stops"], config, trace, seed, task_done)
+        rows = run_bench(generated, llm, chosen["modes"], chosen["stops"], config, trace, seed, task_done, loop)
     finally:
         trace.close()
     write_results(out, rows, settings)

@@ -37,8 +37,9 @@ def bench_summary(rows: list[dict]) -> list[dict]:
 
 
 def grounding_summary(rows: list[dict]) -> list[dict]:
-    """Per suite and command mode: accuracy, the share verified, the accuracy of verified answers
-    (precision) and of unverified ones, median tokens, and which requirement was last missing."""
+    """Per suite and command mode: accuracy, the share grounded and verified, the accuracy of verified answers
+    (precision) and of unverified ones, the share of right answers verified (coverage), the calibration error of
+    the answers' confidence, median tokens, and why answers were not verified."""
     out = []
     runs = [r for r in rows if r.get("error") is None and "verified" in r and not r["mode"].startswith("acs")]
     for suite in dict.fromkeys(r["suite"] for r in runs):
@@ -61,12 +62,27 @@ def grounding_summary(rows: list[dict]) -> list[dict]:
                         "agreement": phrasing_agreement(group),
                         "accuracy": sum(r["correct"] for r in group) / len(group),
                         "verified": len(verified) / len(group),
+                        "grounded": sum(bool(r.get("grounded")) for r in group) / len(group),
                         "precision": sum(r["correct"] for r in verified) / len(verified) if verified else None,
+                        "coverage": sum(r["correct"] for r in verified) / right if (right := sum(
+                            r["correct"] for r in group)) else None,
+                        "calibration_error": calibration_error(group),
                         "unverified_accuracy": sum(r["correct"] for r in unverified) / len(unverified)
                         if unverified else None,
                         "median_tokens": statistics.median(r.get("total_tokens") or 0 for r in group),
                         "missing": dict(sorted(missing.items(), key=lambda kv: -kv[1]))})
     return out
+
+
+def calibration_error(rows: list[dict], bins: int = 10) -> float | None:
+    """Expected calibration error of the answers' confidence: |confidence - accuracy| per bin, weighted."""
+    scored = [(r["confidence"], bool(r["correct"])) for r in rows if r.get("confidence") is not None]
+    if not scored:
+        return None
+    groups: dict[int, list[tuple[float, bool]]] = {}
+    for p, ok in scored:
+        groups.setdefault(min(int(p * bins), bins - 1), []).append((p, ok))
+    return sum(abs(sum(p for p, _ in g) - sum(ok for _, ok in g)) for g in groups.values()) / len(scored)
 
 
 def phrasing_agreement(rows: list[dict]) -> float | None:
@@ -95,13 +111,16 @@ def missing_kind(text: str | None) -> str:
 def grounding_table(summary: list[dict]) -> Table:
     table = Table(title="grounding: answers verified, how often verified answers are right, and (real documents) "
                         "right and cited on the evidence line, and the first step's passages holding it")
-    for col in ("suite", "mode", "tasks", "accuracy", "verified", "precision", "unverified acc.", "attributed",
-                "first step", "agreement", "median tokens", "median s", "last missing (most common)"):
+    for col in ("suite", "mode", "tasks", "accuracy", "grounded", "verified", "precision", "coverage",
+                "calib. error", "unverified acc.", "attributed", "first step", "agreement", "median tokens", "median s",
+                "why unverified (most common)"):
         table.add_column(col, justify="left" if col.startswith(("suite", "mode", "last")) else "right")
     for s in summary:
         top = next(iter(s["missing"].items()), None)
-        table.add_row(s["suite"], s["mode"], str(s["tasks"]), f"{s['accuracy']:.2f}", f"{s['verified']:.0%}",
-                      "-" if s["precision"] is None else f"{s['precision']:.2f}",
+        table.add_row(s["suite"], s["mode"], str(s["tasks"]), f"{s['accuracy']:.2f}", f"{s['grounded']:.0%}",
+                      f"{s['verified']:.0%}", "-" if s["precision"] is None else f"{s['precision']:.2f}",
+                      "-" if s["coverage"] is None else f"{s['coverage']:.2f}",
+                      "-" if s["calibration_error"] is None else f"{s['calibration_error']:.3f}",
                       "-" if s["unverified_accuracy"] is None else f"{s['unverified_accuracy']:.2f}",
                       "-" if s.get("attributed") is None else f"{s['attributed']:.2f}",
                       "-" if s.get("first_step") is None else f"{s['first_step']:.0%}",

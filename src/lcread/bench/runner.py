@@ -12,7 +12,7 @@ from lcread.acs.chunks import chunk_of, chunk_store
 from lcread.acs.policies import RecordingPolicy, make_policy
 from lcread.acs.probe import Probe
 from lcread.result import Stop
-from lcread.grounding.question import parse_options
+from lcread.reader.question import parse_options
 from lcread.acs.reader import FoldReader
 from lcread.acs.calibrate import Trajectory
 from lcread.acs.replay import oracle_tokens, replay
@@ -25,7 +25,7 @@ from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
 from lcread.models import Model
 from lcread.run import Settings, answer
-from lcread.trace import Trace
+from lcread.trace import MemoryTrace, Tee, Trace
 
 SUITES = ("niah", "niah-single", "qa", "vt", "mc", "count", "where", "real")
 MODES = ("select", "sac", "acs", "full-context", "select:unchecked", "sac:unchecked")
@@ -65,6 +65,13 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
     return [t for task in tasks for t in (rephrase(task, phrasings) if task.group is None else [task])]
 
 
+def labelled(task: Task, readings: list[dict]) -> list[dict]:
+    """The reader's readings of a run, each candidate marked right or wrong by the bench's scorer: the examples
+    `lcread calibrate --reader` fits on."""
+    return [{"step": r.get("step"), "free": r.get("free"),
+             "candidates": [{**c, "right": score(task, c["text"])} for c in r["candidates"]]} for r in readings]
+
+
 def full_context(model: Model, task: Task, max_tokens: int = 64) -> dict:
     """The baseline that pastes the whole input into one call, when it fits the model's window."""
     text = Path(task.path).read_text(encoding="utf-8")
@@ -83,7 +90,7 @@ def full_context(model: Model, task: Task, max_tokens: int = 64) -> dict:
 
 
 def run_task(task: Task, model: Model, modes: list[str], stops: list[str], config: AcsConfig, trace: Trace,
-             seed: int) -> list[dict]:
+             seed: int, loop: LoopConfig | None = None) -> list[dict]:
     """One row per mode (and per stopping policy for acs), all on the same task and model."""
     rows = []
     base = {"task": task.id, "suite": task.suite, "chars": task.chars, "expected": task.answers,
@@ -95,15 +102,17 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
             rows.append({**base, "mode": mode, **out, "correct": score(task, out["answer"])})
         elif mode.split(":")[0] in ("select", "sac"):
             started = time.monotonic()
-            settings = Settings(mode=mode.split(":")[0],
-                                loop=LoopConfig(sufficiency=not mode.endswith(":unchecked")))
+            settings = Settings(mode=mode.split(":")[0], loop=(loop or LoopConfig()).model_copy(
+                update={"sufficiency": not mode.endswith(":unchecked")}))
+            readings = MemoryTrace()
             with DocumentStore.open([task.path]) as store:
-                result = answer(model, store, question, settings, SilentDisplay(), trace)
+                result = answer(model, store, question, settings, SilentDisplay(), Tee(trace, readings))
                 if result.stop.kind is Stop.INTERRUPTED:  # Ctrl-C or SIGTERM: the bench stops, its rows so far kept
                     raise KeyboardInterrupt
                 found = _evidence_checks(task, store, result) if task.evidence_text else {}
             rows.append({**base, **result.to_dict(), "mode": mode, "error": None, **found,
-                         "correct": score(task, result.answer), "wall_time": round(time.monotonic() - started, 3)})
+                         "correct": score(task, result.answer), "wall_time": round(time.monotonic() - started, 3),
+                         "readings": labelled(task, readings.of("reading"))})
         elif mode == "acs" and task.evidence_text:
             rows.append({**base, "mode": mode, "answer": None, "correct": False,
                          "error": "acs is not run on the real-document suite (its evidence is a line, not a chunk)"})
@@ -129,13 +138,13 @@ def evidence_lines(store: DocumentStore, text: str) -> set[tuple[str, int]]:
 def _evidence_checks(task: Task, store: DocumentStore, result) -> dict:
     """For a real-document task: whether the answer cites the evidence line (attributed), and whether lcread's
     ranked first step (no model) already shows it."""
-    from lcread.agent.base import value_kind
-    from lcread.grounding.question import classify, parse_options
+    from lcread.agent.base import SEARCHED_KINDS
+    from lcread.reader.question import asked, parse_options
     from lcread.tools import ToolRunner
 
     lines = evidence_lines(store, task.evidence_text)
     question = parse_options(task.question)[0]  # searched as the run's first step searches it
-    first = ToolRunner(store).ranked(question, kind=value_kind(classify(question)))
+    first = ToolRunner(store).ranked(question, kind=SEARCHED_KINDS.get(asked(question).type))
     shown = {(s.doc, s.line) for s in first.shown}
     cited = {(c.doc, c.line) for c in result.citations}
     return {"evidence_lines": sorted(lines), "cites_evidence": bool(cited & lines),
@@ -175,10 +184,10 @@ def _acs_rows(task, model, stops, config, trace, seed, base) -> list[dict]:
 
 
 def run_bench(tasks: list[Task], model: Model, modes: list[str], stops: list[str], config: AcsConfig, trace: Trace,
-              seed: int, on_rows: Callable[[list[dict]], None]) -> list[dict]:
+              seed: int, on_rows: Callable[[list[dict]], None], loop: LoopConfig | None = None) -> list[dict]:
     rows = []
     for task in tasks:
-        new = run_task(task, model, modes, stops, config, trace, seed)
+        new = run_task(task, model, modes, stops, config, trace, seed, loop)
         rows += new
         on_rows(new)
     return rows

@@ -140,22 +140,6 @@ class EvidenceLog:
                 return s
         return None
 
-    def verify_quote(self, doc_text_of, doc: str, line: int, quote: str) -> Citation | None:
-        """A quote the model gives, accepted only if the line holds it (whitespace aside) and a tool showed
-        that part of the line."""
-        q = " ".join(quote.split())
-        text = doc_text_of(doc, line)
-        if not q or text is None:
-            return None
-        flat = " ".join(text.split())
-        at = flat.find(q)
-        if at < 0:
-            return None
-        for p in self.pieces:
-            if p.doc == doc and p.line == line and q in " ".join(p.text.split()):
-                return Citation(doc, line, at, at + len(q), q)
-        return None
-
 
 ENTRY_LINES = 10
 """How far above a sentence lcread looks, through shown lines of one paragraph, for the name of its entry."""

@@ -21,6 +21,26 @@ class TokenScore:
     top: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Scoring:
+    """Continuations scored on a call's own prompt: `prefix` as the start of the reply, then each text after it
+    (the reader's candidate answers after `answer "`), so that one evaluated prompt serves the command and the
+    scores."""
+
+    prefix: str
+    texts: tuple[str, ...]
+
+
+@dataclass
+class Scored:
+    """What a Scoring gave: the prefix's log-probability and each text's token log-probabilities, in order, with each
+    token's rank among the model's choices at its place (0: the token it would generate)."""
+
+    prefix: float
+    texts: list[list[float]]
+    ranks: list[list[int]] | None = None
+
+
 @dataclass
 class Reply:
     """One model call: the text, what it cost, and how long it took."""
@@ -35,6 +55,10 @@ class Reply:
     """Per generated token log-probabilities, when asked for with `logprobs=`."""
     continuation_logprobs: list[float] | None = None
     """For `score()`: the summed log-probability of each continuation, in order."""
+    scored: Scored | None = None
+    """For `query(..., scoring=)`: the continuations' log-probabilities on this call's prompt."""
+    retries: list[dict] = field(default_factory=list)
+    """The retries this call needed (attempt, error, wait): the caller records them with the call."""
 
 
 class Model(Protocol):
@@ -46,20 +70,20 @@ class Model(Protocol):
     supports_logprobs: bool
     """Whether `logprobs=K` returns token log-probabilities (ACS needs them)."""
     supports_scoring: bool
-    """Whether `score()` gives continuations' log-probabilities (the likelihood probe needs it)."""
+    """Whether `score()` and `query(..., scoring=)` give continuations' log-probabilities (the likelihood probe
+    and the reader's span scores need it)."""
     in_process: bool
     """True for a model that runs inside lcread's process (one llama.cpp context): tasks use it one at a time."""
     chunk_chars: int | None
     """The chunk size acs should read with on this backend, when it prefers one (None: the config's)."""
-    retries: list[dict]
-    """Retries made since the loop last looked (attempt, error, wait): the loop moves them into the trace."""
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
               logprobs: int | None = None, choices: list[str] | None = None,
-              timeout: float | None = None) -> Reply:
+              timeout: float | None = None, scoring: Scoring | None = None) -> Reply:
         """One completion. `logprobs=K` asks for each token's log-probability and the top K alternatives;
         `choices` restricts a one-token reply to these strings (option letters) where the backend can;
-        `timeout` bounds the call, retries included (the run's own time limit), where the backend can."""
+        `timeout` bounds the call, retries included (the run's own time limit), where the backend can;
+        `scoring` (when `supports_scoring`) also scores continuations of the same prompt, counted as its tokens."""
 
     def count_tokens(self, messages: Messages) -> int: ...
 

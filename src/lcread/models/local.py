@@ -16,7 +16,8 @@ from pathlib import Path
 from lcread.config import ModelConfig
 from lcread.config import kv_dir
 from lcread.errors import LcreadError
-from lcread.models import Messages, Reply, TokenScore
+from lcread.models import Messages, Reply, Scored, Scoring, TokenScore
+from lcread.models.llamascore import score_continuations, scoring_context
 
 MIN_NEW_TOKENS = 256
 """Save a state only when a call processed at least this many tokens past what is already on disk: writing
@@ -71,7 +72,7 @@ class LocalModel:
         self.path = Path(path)
         threads = config.threads or os.cpu_count() or 2
         try:
-            with plain_buffers():
+            with plain_buffers(), scoring_context():
                 self.llm = llama_cpp.Llama(str(path), n_ctx=config.local_context, n_threads=threads,
                                            n_threads_batch=threads, n_batch=512, verbose=False)
         except (ValueError, RuntimeError) as e:
@@ -81,7 +82,6 @@ class LocalModel:
         self._formatter, self._stop = self._chat_formatter()
         self._grammars: dict[str, object] = {}
         self._lock = threading.Lock()
-        self.retries: list[dict] = []  # an in-process call is never retried
         self.prompt_cache = PromptCache(kv_dir(), self.path)
         """Saved KV states, keyed by their tokens: a prompt that begins like an earlier one starts warm."""
         self._on_disk = 0
@@ -139,7 +139,7 @@ class LocalModel:
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
               logprobs: int | None = None, choices: list[str] | None = None,
-              timeout: float | None = None) -> Reply:
+              timeout: float | None = None, scoring: Scoring | None = None) -> Reply:
         with self._lock:  # one llama.cpp context: calls are serialised
             tokens = self.tokens(messages)
             if len(tokens) + max_tokens > self.llm.n_ctx():
@@ -152,6 +152,7 @@ class LocalModel:
                 reply = self._scored(tokens, max_tokens, logprobs, choices, cached, started)
                 self._checkpoint()
                 return reply
+            scored, spent = self._score(tokens, cached, scoring) if scoring is not None else (None, 0)
             out = self.llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, top_k=1,
                                              repeat_penalty=1.0, stop=self._stop,
                                              grammar=self._grammar(grammar))
@@ -160,44 +161,32 @@ class LocalModel:
         usage = out["usage"]
         # llama.cpp re-evaluates at least the last prompt token even on a full prefix hit.
         cached = min(cached, len(tokens) - 1)
-        return Reply(out["choices"][0]["text"], usage["prompt_tokens"], usage["completion_tokens"], latency,
-                     cached_tokens=cached)
+        return Reply(out["choices"][0]["text"], usage["prompt_tokens"] + spent, usage["completion_tokens"], latency,
+                     cached_tokens=cached, scored=scored)
+
+    def _score(self, tokens: list[int], cached: int, scoring: Scoring) -> tuple[Scored, int]:
+        """The prompt evaluated once (its cached prefix reused), then the scoring's continuations over it."""
+        llm = self.llm
+        llm.n_tokens = min(cached, len(tokens) - 1)
+        llm.eval(tokens[llm.n_tokens:])
+        prefix, texts, ranks, spent = score_continuations(llm, self._llama_cpp, tokens, scoring.prefix,
+                                                          list(scoring.texts))
+        return Scored(prefix, texts, ranks), spent
 
     def score(self, messages: Messages, continuations: list[str]) -> Reply:
         """Each continuation's summed token log-probability as the reply to `messages`. The prompt is
         evaluated once (its KV prefix reused from the last call when shared); each continuation then costs
         only its own few tokens."""
-        import numpy as np
-
         with self._lock:
-            llm, cpp = self.llm, self._llama_cpp
             tokens = self.tokens(messages)
             started = time.monotonic()
             self._restore(tokens)
-            cached = min(cpp.Llama.longest_token_prefix(llm._input_ids.tolist(), tokens), len(tokens) - 1)
-            llm.n_tokens = cached
-            llm.eval(tokens[cached:])
-            sums, spent = [], 0
-            for text in continuations:
-                ids = llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
-                llm.n_tokens = len(tokens)  # back to the end of the prompt: eval() drops what follows
-                total = 0.0
-                for i, token in enumerate(ids):
-                    logits = np.ctypeslib.as_array(cpp.llama_get_logits_ith(llm._ctx.ctx, -1),
-                                                   shape=(llm.n_vocab(),)).astype(np.float64)
-                    shift = logits.max()
-                    total += float(logits[token] - shift - np.log(np.exp(logits - shift).sum()))
-                    if i + 1 < len(ids):
-                        llm.eval([token])
-                spent += len(ids)
-                sums.append(total)
-                if len(ids) > 1:  # the prompt's last logits are gone: evaluate its last token again
-                    llm.n_tokens = len(tokens) - 1
-                    llm.eval(tokens[-1:])
+            cached = min(self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens),
+                         len(tokens) - 1)
+            scored, spent = self._score(tokens, cached, Scoring("", tuple(continuations)))
             self._checkpoint()
         return Reply("", len(tokens) + spent, 0, time.monotonic() - started, cached_tokens=cached,
-                     continuation_logprobs=sums)
-
+                     continuation_logprobs=[sum(t) for t in scored.texts])
 
     def _scored(self, tokens: list[int], max_tokens: int, top_k: int, choices: list[str] | None,
                 cached: int, started: float) -> Reply:

@@ -49,8 +49,6 @@ class LiteLLMModel:
         self._api_key: str | None = None
         self._checked = False
         self._scoring: bool | None = None
-        self.retries: list[dict] = []
-        """Retries made so far (attempt, error, wait): the loop moves them into the trace."""
 
     @property
     def context_window(self) -> int | None:
@@ -100,7 +98,7 @@ class LiteLLMModel:
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
               logprobs: int | None = None, choices: list[str] | None = None,
-              timeout: float | None = None) -> Reply:
+              timeout: float | None = None, scoring=None) -> Reply:
         litellm = load_litellm()
         self._check_environment()
         if self.router is None and _routable(litellm, self.name):
@@ -113,10 +111,11 @@ class LiteLLMModel:
             kwargs["api_base"] = self.config.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
+        retries: list[dict] = []  # this call's own: a model object serves concurrent runs
         for attempt in range(self.config.retries + 1):
             left = deadline - time.monotonic()
             if left <= 0:
-                raise ModelError(f"model {self.name}: the run's time limit was reached during the call")
+                raise _with(ModelError(f"model {self.name}: the run's time limit was reached during the call"), retries)
             started = time.monotonic()
             try:
                 response = (self.router or litellm).completion(**kwargs, timeout=min(self.config.timeout, left))
@@ -125,8 +124,8 @@ class LiteLLMModel:
             except Exception as e:  # noqa: BLE001 - sorted into retry, stop, or explain below
                 wait = self._retry_wait(e, attempt)
                 if wait is None or attempt == self.config.retries or time.monotonic() + wait >= deadline:
-                    raise _explain(self.name, e, attempt + 1, retried=wait is not None) from None
-                self.retries.append({"attempt": attempt + 1, "error": _short(e), "wait": round(wait, 2)})
+                    raise _with(_explain(self.name, e, attempt + 1, retried=wait is not None), retries) from None
+                retries.append({"attempt": attempt + 1, "error": _short(e), "wait": round(wait, 2)})
                 self._sleep(wait)
         latency = time.monotonic() - started
         text = choice.message.content or ""
@@ -136,7 +135,7 @@ class LiteLLMModel:
         details = getattr(usage, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) or 0
         return Reply(text, prompt, completion, latency, cached_tokens=cached,
-                     scores=_scores(choice) if logprobs is not None else None)
+                     scores=_scores(choice) if logprobs is not None else None, retries=retries)
 
     @property
     def supports_scoring(self) -> bool:
@@ -215,6 +214,12 @@ class LiteLLMModel:
         after = _retry_after(e)
         backoff = min(60.0, 2.0 ** attempt + random.uniform(0, 1))
         return min(60.0, after) if after is not None else backoff
+
+
+def _with(error: ModelError, retries: list[dict]) -> ModelError:
+    """The error, carrying the retries made before it (the caller records them)."""
+    error.retries = retries
+    return error
 
 
 def _routable(litellm, name: str) -> bool:

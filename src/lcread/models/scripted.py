@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from lcread.models import Messages, Reply
+from lcread.models import Messages, Reply, Scored, Scoring
 
 
 class ScriptedModel:
@@ -30,24 +30,25 @@ class ScriptedModel:
         self.context_window = context_window
         self.supports_logprobs = supports_logprobs
         self.calls: list[dict] = []
-        self.retries: list[dict] = []
 
     def count_tokens(self, messages: Messages) -> int:
         return 3 + sum(4 + -(-len(m.get("content") or "") // 4) for m in messages)
 
     def query(self, messages: Messages, *, max_tokens: int, grammar: str | None = None,
               logprobs: int | None = None, choices: list[str] | None = None,
-              timeout: float | None = None) -> Reply:
+              timeout: float | None = None, scoring: Scoring | None = None) -> Reply:
         if not self.outputs:
             raise RuntimeError(f"ScriptedModel ran out of outputs after {len(self.calls)} calls")
         self.calls.append({"messages": [dict(m) for m in messages], "max_tokens": max_tokens,
                            "grammar": grammar, "logprobs": logprobs, "choices": choices})
         output = self.outputs.pop(0)
         output = output(messages) if callable(output) else output
+        scored = Scored(0.0, [[v] for v in self.scorer(messages, list(scoring.texts))]) \
+            if scoring is not None and self.scorer is not None else None
         if isinstance(output, Reply):
             return Reply(output.text, self.count_tokens(messages), -(-len(output.text) // 4), latency=0.0,
-                         scores=output.scores)
-        return Reply(output, self.count_tokens(messages), -(-len(output) // 4), latency=0.0)
+                         scores=output.scores, scored=scored)
+        return Reply(output, self.count_tokens(messages), -(-len(output) // 4), latency=0.0, scored=scored)
 
     def score(self, messages: Messages, continuations: list[str]) -> Reply:
         if self.scorer is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from lcread.config import ToolConfig
@@ -10,6 +11,7 @@ from lcread.tools.evidence import Search, Shown
 from lcread.tools.grep import Grep, count_matches
 from lcread.tools.headings import Sections
 from lcread.tools.parse import USAGE, Command, ParseError, parse
+from lcread.language import load as load_language
 
 OCCURRENCE_SECTIONS = 50
 """Documents at most whose headings lcread looks up for the pieces it checks an answer against."""
@@ -66,6 +68,25 @@ class ToolRunner:
             pieces = [replace(s, section=s.section or self.sections(self.store.get(s.doc)).enclosing(s.line))
                       for s in pieces]
         return pieces + self._entries(pieces)
+
+    def count_lines(self, words: list[str]):
+        """How many lines of the documents hold every one of the words (each in any of its forms, case aside, as
+        a whole word), and the first of them as sentences to cite: lcread's own count, read from a grep of the
+        rarest word (bounded as `occurrences` is)."""
+        from lcread.grounding.evidence import Sentence
+        from lcread.tools.search import forms_of
+
+        forms = {w: sorted({w.lower(), *forms_of(w)}) for w in words}
+        rarest = min(words, key=lambda w: sum(self.count(f) for f in forms[w][:6]))
+        cmd = Command("grep", "", patterns=forms[rarest], flags={"-i", "-F", "-w"})
+        result = Grep(cmd, self.store.docs, self.OCCURRENCES_CAP, self.config.match_window,
+                      self.config.grep_timeout).run()
+        patterns = [re.compile(r"(?<![\w])(?:" + "|".join(re.escape(f) for f in forms[w]) + r")(?![\w])", re.I)
+                    for w in words]
+        hits = [s for s in result.shown if s.kind == "match" and all(p.search(s.text) for p in patterns)]
+        lines = list(dict.fromkeys((s.doc, s.line) for s in hits))
+        first = [Sentence(s.doc, s.line, s.start, s.text) for s in hits[:3]]
+        return len(lines), first
 
     def _entries(self, pieces: list[Shown]) -> list[Shown]:
         """The text of the entries the term names (a line that is only `HISTFILE` heads what is said of it, on
@@ -185,15 +206,25 @@ class ToolRunner:
             room -= len(text) + 1
         return "\n".join(out), shown
 
+    def question_ranker(self, question: str):
+        """The question's words weighted over these documents, as the ranked search weighs them: how well any
+        text matches the question, and where its words sit in a text."""
+        from lcread.tools.search import Ranker, estimate_weights, query_terms
+
+        terms = query_terms(question, set(load_language().stopwords))
+        if terms:
+            estimate_weights(self.store.docs, terms)
+        return Ranker(terms)
+
     def _ranked(self, query: str, docs: list[Document] | None, top: int, cap: int, kind: str | None = None):
-        from lcread.grounding.question import STOPWORDS
         from lcread.tools.search import search
+
 
         def place_of(name: str, line: int) -> str | None:
             source = self.store.by_name[name].source
             return source.locate(line) if source is not None else None
 
-        return search(query, docs or self.store.docs, cap, self.config.grep_timeout, STOPWORDS - SEARCHED,
+        return search(query, docs or self.store.docs, cap, self.config.grep_timeout, set(load_language().stopwords),
                       self.sections, place_of, top=top, kind=kind)
 
     def _definition(self, cmd: Command, docs: list[Document]) -> Observation:
@@ -278,12 +309,6 @@ class ToolRunner:
 
     def _answer(self, cmd: Command, docs: list[Document]) -> Observation:
         return Observation(cmd.answer)
-
-
-SEARCHED = frozenset("""name names named called number numbers value values mentioned listed given appear appears
-along across after before during between since until among within without behind beyond near upon toward towards
-against own same other""".split())
-"""Words the grounding treats as the question's frame but a search must look for: "package name", "after"."""
 
 
 def _read_command(doc: Document, start: int, end: int, from_char: int = 0) -> Command:

@@ -281,6 +281,12 @@ class Ranker:
         self.index = {f: t.key for t in sorted(terms, key=lambda t: t.whole) for f in t.forms}
         self.avg = avg_tokens
 
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The character spans of the query's words (any of their forms) in a text."""
+        return [(m.start(), m.end()) for m in _WORD.finditer(text)
+                if m.group(0).strip(".'-").lower() in self.index
+                or any(p in self.index for p in split_identifier(m.group(0)))]
+
     def echoes(self, text: str) -> bool:
         """Whether a text quotes the query itself (then it restates the question more than it answers it)."""
         return bool(self.query) and self.query in " ".join(text.lower().split())

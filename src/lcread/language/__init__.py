@@ -1,0 +1,72 @@
+"""The words of a language, in one file per language (`en.toml`): what the ranked search, the question reader and
+the candidate spans know of English is read from there, so another language is another file."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+
+from lcread.errors import LcreadError
+
+
+@dataclass(frozen=True)
+class Language:
+    name: str
+    lemmas: str
+    """simplemma's language code for lemmas and word forms."""
+    stopwords: frozenset[str]
+    asking: frozenset[str]
+    number_words: dict[str, int]
+    months: frozenset[str]
+    units: frozenset[str]
+    yes: str
+    no: str
+    how: dict[str, str]
+    related: dict[str, str]
+    irregular: dict[str, frozenset[str]]
+    phrases: dict[str, re.Pattern]
+    answers: tuple[tuple[str, re.Pattern], ...]
+    """(answer type, the pattern that asks for it), tried in order."""
+
+    def phrase(self, name: str) -> re.Pattern:
+        return self.phrases[name]
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+@functools.lru_cache(maxsize=8)
+def load(name: str | None = None) -> Language:
+    """The language `name` (LCREAD_LANGUAGE, else English), read once."""
+    name = name or os.environ.get("LCREAD_LANGUAGE") or "en"
+    try:
+        raw = tomllib.loads(resources.files(__package__).joinpath(f"{name}.toml").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        known = sorted(p.name.removesuffix(".toml") for p in resources.files(__package__).iterdir()
+                       if p.name.endswith(".toml"))
+        raise LcreadError(f"no language {name!r}: use one of {', '.join(known)} (LCREAD_LANGUAGE)") from None
+    irregular: dict[str, set[str]] = {}
+    for group in raw["words"]["irregular"].replace("\n", "").split("|"):
+        forms = group.split()
+        for form in forms:
+            irregular.setdefault(form, set()).update(forms)
+    return Language(
+        name=name, lemmas=raw["lemmas"], stopwords=frozenset(_words(raw["stopwords"])),
+        asking=frozenset(_words(raw["asking"])),
+        number_words={w: i for i, w in enumerate(_words(raw["number_words"]))},
+        months=frozenset(_words(raw["months"])), units=frozenset(_words(raw["units"])), yes=raw["yes"], no=raw["no"],
+        how=dict(raw["how"]), related=dict(raw["related"]),
+        irregular={k: frozenset(v) for k, v in irregular.items()},
+        phrases={k: re.compile(_asking(v, raw), re.I) for k, v in raw["phrases"].items()},
+        answers=tuple((a["type"], re.compile(_asking(a["pattern"], raw), re.I)) for a in raw["answer"]))
+
+
+def _asking(pattern: str, raw: dict) -> str:
+    """A pattern with the language's way of asking for a thing in place of {ask} ({{ and }} stay braces)."""
+    return pattern.replace("{{", "\x00").replace("}}", "\x01").replace("{ask}", raw["phrases"]["ask"]) \
+        .replace("\x00", "{").replace("\x01", "}")

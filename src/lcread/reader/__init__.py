@@ -1,0 +1,238 @@
+"""The scored reader (haystack's extractive reader, in shape): candidate spans of what was shown, one score for each
+from generic features, a calibrated probability, a no-answer probability, one threshold. Its words are the
+language table's; its weights are calibrated on the project's suites, per model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lcread.grounding.evidence import Citation, EvidenceLog, cite
+from lcread.models import Scored, Scoring
+from lcread.reader import derived
+from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key
+from lcread.reader.features import Context, features
+from lcread.reader.question import Asked, asked, parse_options
+from lcread.reader.scorer import Scorer, scorer_for
+
+ANSWER_PREFIX = 'answer "'
+"""The reply's start the spans are scored after: the command that answers, as the model writes it."""
+ANSWER_END = '"'
+
+__all__ = ["Asked", "Candidate", "Reader", "Reading", "Scorer", "asked", "parse_options", "scorer_for"]
+
+
+@dataclass
+class Ranked:
+    candidate: Candidate
+    probability: float
+    row: dict[str, float]
+
+
+@dataclass
+class Reading:
+    """One round of the reader: every candidate with its probability, the best first."""
+
+    ranked: list[Ranked] = field(default_factory=list)
+    threshold: float = 1.0
+    floor: float = 0.0
+    """Below this confidence the best candidate is no answer."""
+    free: str | None = None
+    applies: bool = True
+    """False for an open question (explain, summarise): its answer is the model's, and never verified."""
+
+    @property
+    def best(self) -> Ranked | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def answer(self) -> str | None:
+        """The best candidate, if it is an answer: grounded (or the model's own words to an open question) and not
+        below the floor of confidence."""
+        best = self.best
+        if best is None or not self.applies:
+            return best.candidate.text if best else None
+        return best.candidate.text if best.candidate.spots and best.probability >= self.floor else None
+
+    @property
+    def confidence(self) -> float:
+        return self.best.probability if self.best else 0.0
+
+    @property
+    def grounded(self) -> bool:
+        return bool(self.best and self.best.candidate.spots)
+
+    @property
+    def verified(self) -> bool:
+        return self.applies and self.grounded and self.confidence >= self.threshold
+
+    @property
+    def no_answer(self) -> float:
+        """The probability that no candidate is right (each one's 1 - p, multiplied)."""
+        out = 1.0
+        for r in self.ranked:
+            out *= 1.0 - r.probability
+        return out
+
+    @staticmethod
+    def missing(reading: "Reading | None", answer: str | None) -> str | None:
+        """Why an answer is not verified, in words (None when it is, or when no check applies)."""
+        if answer is None:
+            return "the run ended before an answer was given"
+        if reading is None:
+            return "no reading of the evidence was made"
+        if reading.verified or not reading.applies:
+            return None
+        if not reading.grounded:
+            return "the answer is not in any line the tools showed"
+        return f"confidence {reading.confidence:.0%} is below the {reading.threshold:.0%} that verifies an answer"
+
+    def citations(self) -> list[Citation]:
+        """The shown sentences the best answer sits in, the one that matches the question best first."""
+        if not self.best:
+            return []
+        seen, out = set(), []
+        for spot in self.best.candidate.spots:
+            c = cite(spot.sentence)
+            if (c.doc, c.line, c.start) not in seen:
+                seen.add((c.doc, c.line, c.start))
+                out.append(c)
+        return out[:3]
+
+    def to_dict(self) -> dict:
+        """The reading as the trace records it: every candidate with its probability and features (what
+        `lcread calibrate --reader` fits a model's scorer on)."""
+        return {"confidence": round(self.confidence, 4), "no_answer": round(self.no_answer, 4),
+                "threshold": self.threshold, "free": self.free,
+                "candidates": [{"text": r.candidate.text, "type": r.candidate.type, "p": round(r.probability, 4),
+                                "features": {k: round(v, 4) for k, v in r.row.items()}} for r in self.ranked]}
+
+
+class Reader:
+    """Reads the run's evidence for the question: which candidates to score, then their probabilities."""
+
+    def __init__(self, question: Asked, evidence: EvidenceLog, scorer: Scorer, match, terms_at, place_of=None,
+                 heading_of=None, count_lines=None):
+        self.asked, self.evidence, self.scorer = question, evidence, scorer
+        self.match, self.terms_at = match, terms_at
+        self.place_of, self.heading_of, self.count_lines = place_of, heading_of, count_lines
+        """(doc, line) -> the page or heading path of a converted document's line; (doc, line) -> the heading a line
+        sits under; words -> how many lines of the whole input hold them all, and the first of those lines."""
+        self.scores: dict[str, tuple[list[float], list[int] | None]] = {}
+        """Candidate -> the token log-probabilities (and ranks) of the last call that scored it."""
+        self.answer_now = 0.0
+
+    @property
+    def words(self) -> list[str]:
+        return self.asked.words
+
+    def pool(self) -> list[Candidate]:
+        """The spans of what was shown, and what lcread works out from them (values of names, sets, headings,
+        counts)."""
+        sentences = self.evidence.sentences()
+        spans = extract(self.asked, sentences, self.match, self.place_of)
+        values = derived.resolved(spans, sentences)
+        made = values + derived.sections(self.asked, sentences, self.heading_of) + \
+            derived.counts(self.asked, self.count_lines) + \
+            derived.sets(self.asked, spans + values, lambda t: self.evidence.searched(t) is not None)
+        have = {c.key: c for c in spans}
+        out = list(spans)
+        for c in made:  # a value lcread worked out that is also a span is one candidate: the span, so worked out
+            same = have.get(c.key)
+            if same is None:
+                have[c.key] = c
+                out.append(c)
+            elif c.source or c.items:
+                same.source, same.items = same.source or c.source, same.items or c.items
+                same.complete, same.partial = c.complete, c.partial
+                same.spots += [p for p in c.spots if p not in same.spots]
+        return out
+
+    def names_to_resolve(self, reading: "Reading") -> list[str]:
+        """The constant-like names among the best candidates, when the question asks for a value (not a name):
+        their definitions may hold it."""
+        if self.asked.type in ("identifier", "name", "option", "section", "page", "choice", "yesno", "open"):
+            return []
+        return [r.candidate.text.strip("$") for r in reading.ranked[:3]
+                if r.candidate.type == "identifier" and derived.CONSTANT_NAME.fullmatch(r.candidate.text.strip("$"))]
+
+    def follow(self, reading: "Reading") -> list[str]:
+        """The items of the best sets whose own lines were not searched yet (a chain's next link may sit there):
+        what lcread greps itself before the next step."""
+        out: list[str] = []
+        for r in reading.ranked[:3]:
+            for item in r.candidate.items or []:
+                if self.evidence.searched(item) is None and item not in out:
+                    out.append(item)
+        return out[:derived.SET_ITEMS]
+
+    def scoring(self, pool: list[Candidate]) -> Scoring | None:
+        """What the model should score with its next call: each candidate as the answer it would write."""
+        if not pool:
+            return None
+        return Scoring(ANSWER_PREFIX, tuple(c.text.replace('"', "'") + ANSWER_END for c in pool))
+
+    def read(self, pool: list[Candidate], scored: Scored | None, free: str | None = None) -> Reading:
+        """The candidates' probabilities after a call; the model's own answer (`free`) counts for the candidate
+        it names, and is a candidate itself when it names none. `scored` holds the span likelihoods of `pool`
+        from this call; without it, a candidate keeps those of the last call that scored it."""
+        pool = list(pool)
+        if scored is not None:
+            for i, c in enumerate(pool):
+                self.scores[c.key] = (scored.texts[i], scored.ranks[i] if scored.ranks else None)
+            self.answer_now = scored.prefix
+        known = [self.scores.get(c.key) for c in pool]
+        likelihood = [k[0] if k else [] for k in known] if any(known) else None
+        ranks = [(k[1] or []) if k else [] for k in known] if any(known) else None
+        free = (free or "").strip().strip("\"'`") or None
+        if free and not any(c.key == key(free) for c in pool):
+            pool.append(derived.judge_set(self.located(free), self.asked, pool,
+                                          lambda t: self.evidence.searched(t) is not None))
+            if likelihood:  # the model wrote it: as likely as the likeliest candidate, each token its first choice
+                best = max(range(len(likelihood)), key=lambda i: _mean(likelihood[i]))
+                likelihood.append(likelihood[best])
+                if ranks is not None:
+                    ranks.append([0] * len(likelihood[best]))
+        ctx = Context(self.asked, self.match, self.terms_at, free=free, likelihood=likelihood, ranks=ranks,
+                      answer_now=self.answer_now)
+        rows = features(pool, ctx)
+        # an answer is one of the grounded candidates whenever there is one: an ungrounded answer is never chosen
+        # over a value a shown line holds, whatever its score
+        ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
+                        key=lambda r: (not r.candidate.spots, -r.probability))
+        return Reading(ranked, self.scorer.threshold, self.scorer.floor, free, applies=self.asked.type != "open")
+
+    def located(self, answer: str) -> Candidate:
+        """The model's answer as a candidate: its text, where shown sentences hold it whole; to a question asking
+        for several values, each of its items."""
+        items = [i.strip() for i in re.split(r",|;|\band\b", answer) if i.strip()]
+        if self.asked.plural and len(items) >= 2:
+            found = [self.located(i) for i in items]
+            spots = [s for c in found for s in c.spots[:1]] if all(c.spots for c in found) else []
+            return Candidate(", ".join(items), "list", spots, items=items)
+        words = answer.split()
+        pattern = re.compile(r"(?<![\w])" + r"\s+".join(re.escape(w) for w in words) + r"(?![\w])", re.I) \
+            if words else None
+        spots = [Spot(s, m.start(), m.end()) for s in self.evidence.sentences()
+                 if pattern and (m := pattern.search(s.text))]
+        return Candidate(answer, _type_of(answer), spots)
+
+
+def _mean(tokens: list[float]) -> float:
+    return sum(tokens) / len(tokens) if tokens else -99.0
+
+
+def _type_of(text: str) -> str:
+    """The type of a span that is one whole value (a path, a number...), else a word or several."""
+    patterns: Patterns = _patterns(_language())
+    for kind, start, end, span in patterns.spans(text, {"pair", "date", "number", "path", "option", "identifier",
+                                                        "quoted", "name"}):
+        if start == 0 and end >= len(text.rstrip(".")):
+            return kind
+    return "word"
+
+
+def _language():
+    from lcread.language import load
+
+    return load()

@@ -1,0 +1,178 @@
+"""Calibrating the reader's scorer for one model on the readings `lcread bench` recorded.
+
+Every candidate of every reading is one example (its features, and whether the bench's scorer calls it right). A
+logistic model is fitted on them (features standardised, an L2 penalty); its probabilities are checked on
+questions it was not fitted on (folds by question, every phrasing of a question in one fold), and the threshold
+that verifies an answer is the lowest at which the best candidates of the held-out readings are right at least
+`precision` of the time. Nothing here knows a document or a phrasing: the features are generic, the labels the
+bench's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from lcread.reader.features import FEATURES, GENERIC, LIKELIHOOD
+from lcread.reader.scorer import Scorer
+
+FOLDS = 5
+L2 = 1.0
+"""The penalty on the standardised weights (per example, it shrinks as the examples grow)."""
+BINS = 10
+"""Confidence bins of the calibration error."""
+
+
+@dataclass
+class Example:
+    group: str
+    """The question it belongs to (all its phrasings): folds never split one."""
+    reading: int
+    """Which reading of which run: the candidates that competed with each other."""
+    features: dict[str, float]
+    right: bool
+
+
+def examples(rows: list[dict]) -> list[Example]:
+    """The candidates of every select or sac reading in bench rows."""
+    out: list[Example] = []
+    n = 0
+    for row in rows:
+        for reading in row.get("readings") or []:
+            n += 1
+            for c in reading["candidates"]:
+                out.append(Example(str(row.get("group") or row["task"]), n, c["features"], bool(c["right"])))
+    return out
+
+
+def fit(data: list[Example], names: list[str], l2: float = L2, iterations: int = 50) -> Scorer:
+    """A logistic model over `names` (Newton's method on the penalised log-likelihood)."""
+    import numpy as np
+
+    x = np.array([[e.features.get(f, 0.0) for f in names] for e in data], dtype=float)
+    y = np.array([float(e.right) for e in data])
+    mean = x.mean(axis=0) if len(x) else np.zeros(len(names))
+    scale = x.std(axis=0) if len(x) else np.ones(len(names))
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    w = np.zeros(z.shape[1])
+    penalty = np.full(z.shape[1], l2)
+    penalty[0] = 0.0
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -40, 40)))
+        gradient = z.T @ (p - y) + penalty * w
+        hessian = (z * (p * (1 - p))[:, None]).T @ z + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hessian, gradient)
+        w -= step
+        if np.abs(step).max() < 1e-7:
+            break
+    return Scorer(features=list(names), weights=[float(v) for v in w[1:]], bias=float(w[0]),
+                  mean=[float(v) for v in mean], scale=[float(v) for v in scale], threshold=1.0)
+
+
+def best_per_reading(data: list[Example], probabilities: list[float]) -> list[tuple[float, bool]]:
+    """For each reading, its best candidate's probability and whether it is right."""
+    best: dict[int, tuple[float, bool]] = {}
+    for e, p in zip(data, probabilities):
+        if e.reading not in best or p > best[e.reading][0]:
+            best[e.reading] = (p, e.right)
+    return list(best.values())
+
+
+def held_out(data: list[Example], names: list[str], folds: int = FOLDS) -> list[float]:
+    """Each example's probability from a model fitted on the other folds' questions."""
+    groups = sorted({e.group for e in data})
+    fold_of = {g: i % folds for i, g in enumerate(groups)}
+    out = [0.0] * len(data)
+    for k in range(folds):
+        train = [e for e in data if fold_of[e.group] != k]
+        if not train:
+            continue
+        scorer = fit(train, names)
+        for i, e in enumerate(data):
+            if fold_of[e.group] == k:
+                out[i] = scorer.probability(e.features)
+    return out
+
+
+def threshold(best: list[tuple[float, bool]], precision: float) -> float:
+    """The lowest confidence at which the answers at or above it are right at least `precision` of the time
+    (1.0, verifying nothing, when no threshold reaches it)."""
+    ranked = sorted(best, key=lambda b: -b[0])
+    chosen, right = 1.0, 0
+    for i, (p, ok) in enumerate(ranked, 1):
+        right += ok
+        if right / i >= precision and (i == len(ranked) or ranked[i][0] < p):
+            chosen = p
+    return chosen
+
+
+def measure(best: list[tuple[float, bool]], tau: float) -> dict:
+    """Precision and coverage of "verified" at tau, accuracy of the best answers, calibration error."""
+    verified = [ok for p, ok in best if p >= tau]
+    right = sum(ok for _, ok in best)
+    bins: dict[int, list[tuple[float, bool]]] = {}
+    for p, ok in best:
+        bins.setdefault(min(int(p * BINS), BINS - 1), []).append((p, ok))
+    ece = sum(abs(sum(p for p, _ in b) / len(b) - sum(ok for _, ok in b) / len(b)) * len(b)
+              for b in bins.values()) / max(len(best), 1)
+    return {"readings": len(best), "accuracy": round(right / max(len(best), 1), 4),
+            "verified": len(verified), "precision": round(sum(verified) / len(verified), 4) if verified else None,
+            "coverage": round(sum(verified) / right, 4) if right else None, "calibration_error": round(ece, 4)}
+
+
+def calibrate(rows: list[dict], likelihood: bool, precision: float = 0.95, source: str = "") -> Scorer:
+    """The scorer fitted on every example, with the threshold and figures the held-out folds give."""
+    data = examples(rows)
+    if not data:
+        raise ValueError("no reader readings in these results: run lcread bench with --modes select or sac")
+    names = [f for f in FEATURES if likelihood or f not in LIKELIHOOD]
+    names = [f for f in names if any(f in e.features for e in data)] or list(GENERIC)
+    probabilities = held_out(data, names)
+    best = best_per_reading(data, probabilities)
+    tau = threshold(best, precision)
+    scorer = fit(data, names)
+    scorer.threshold = round(tau, 4)
+    groups = len({e.group for e in data})
+    scorer.measured = {"held_out": measure(best, tau), "questions": groups, "candidates": len(data),
+                       "target_precision": precision}
+    scorer.source = source
+    return scorer
+
+
+def show(results, precision: float, out=None) -> None:
+    """`lcread calibrate --reader`: fit the model's scorer on a bench folder's readings (with the span
+    likelihoods when they were recorded, and over the generic features alone), print the held-out figures,
+    and save both under the model's name (in the user's file, or `out`)."""
+    import json
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from lcread.errors import LcreadError
+    from lcread.reader.scorer import save
+
+    path = Path(results)
+    path = path / "results.json" if path.is_dir() else path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise LcreadError(f"cannot read {path}: {e}; give the folder lcread bench --out wrote") from None
+    rows = [r for r in data.get("rows", []) if r.get("readings")]
+    if not rows:
+        raise LcreadError(f"{path} holds no reader readings: run lcread bench with --modes select or sac first")
+    model, console = data["settings"]["model"], Console()
+    suites = sorted({r["suite"] for r in rows})
+    kinds = [True, False] if any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"]
+                                 for f in LIKELIHOOD) else [False]
+    for likelihood in kinds:
+        name = f"{model}:{'likelihood' if likelihood else 'generic'}"
+        scorer = calibrate(rows, likelihood, precision, source=f"{name}, lcread calibrate --reader on "
+                                                                f"{len(rows)} runs of {', '.join(suites)}")
+        m = scorer.measured["held_out"]
+        console.print(f"{name}: {scorer.measured['questions']} questions, {m['readings']} readings; held out: "
+                      f"best answer right {m['accuracy']:.0%}; verified at confidence >= {scorer.threshold:.3f}: "
+                      f"{m['verified']} (precision {m['precision'] if m['precision'] is not None else '-'}, "
+                      f"coverage {m['coverage'] if m['coverage'] is not None else '-'}); calibration error "
+                      f"{m['calibration_error']:.3f}")
+        console.print(f"saved to {save(name, scorer, Path(out) if out else None)}")

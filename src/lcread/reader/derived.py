@@ -1,0 +1,163 @@
+"""Candidates lcread works out from what was shown, beside the spans themselves: a name's value where a shown line
+of code defines it, the sets of values a question asking for several may take (every value of a term, one value
+per part, a chain of names linked through shown lines), the heading a quoted line sits under, and counts of the
+lines that hold the question's words. Each is a candidate like any other: the scorer decides, nothing here does."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from lcread.grounding.evidence import Sentence, norm
+from lcread.reader.candidates import Candidate, Spot, key
+from lcread.reader.question import Asked
+from lcread.tools.definitions import CONSTANT_NAME, assigned_value
+
+HOPS = 3
+"""Names defined as other names followed to reach a value."""
+SET_ITEMS = 12
+"""Items of a set at most."""
+COUNTS = 6
+"""Count candidates at most (all the question's words, then each one left out in turn)."""
+
+
+def resolved(pool: list[Candidate], sentences: list[Sentence]) -> list[Candidate]:
+    """The values that shown definitions give the pool's constant-like names (`LIMIT = 30` for `LIMIT`), cited on
+    the definition and on the line that uses the name."""
+    defs: dict[str, tuple[str, Sentence]] = {}
+    for s in sentences:
+        m = re.match(r"^\s*(?:self\.)?(_?[A-Za-z][\w]*)\s*(?::[^=\n]{1,80})?=(?!=)", s.text) or \
+            re.match(r"^\s*#\s*define\s+(\w+)", s.text)
+        if m and (value := assigned_value(s.text, m.group(1))) is not None:
+            defs.setdefault(m.group(1), (value, s))
+    out = []
+    for c in pool:
+        if c.type != "identifier" or not CONSTANT_NAME.fullmatch(c.text.strip("$")):
+            continue
+        name, via = c.text.strip("$"), []
+        for _ in range(HOPS):
+            if name not in defs:
+                break
+            value, s = defs[name]
+            via.append(Spot(s, 0, len(s.text)))
+            if not CONSTANT_NAME.fullmatch(value):
+                out.append(Candidate(value, "number" if re.fullmatch(r"[-\d._* ]+", value) else "quoted",
+                                     c.spots[:1] + via, computed=True, source=c.text))
+                break
+            name = value
+    return out
+
+
+def sets(asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -> list[Candidate]:
+    """For a question asking for several values: every item of the asked type that shares a shown sentence with a
+    term of the question; one such item per term; and each set grown through the sentences its items share with
+    further items (a chain of assignments). A set's text is its items in the order the documents give them."""
+    if not asked.plural:
+        return []
+    items = _without_labels([c for c in pool if c.type in asked.fits and c.spots])
+    if not items:
+        return []
+    anchors = [t for t in asked.terms if not _is_value(t) or asked.type not in ("number", "count")] or asked.terms
+    anchors = anchors or asked.words
+    by_anchor = {a: [c for c in items if any(_holds(p.sentence, a) for p in c.spots)] for a in anchors}
+    by_anchor = {a: cs for a, cs in by_anchor.items() if cs}
+    groups: list[list[Candidate]] = list(by_anchor.values())
+    if len(by_anchor) >= 2:  # one value per part: the item nearest each term
+        groups.append([cs[0] for cs in by_anchor.values()])
+    groups += [_closure(g, items) for g in list(groups)]
+    out, seen = [], set()
+    for group in groups:
+        group = sorted({id(c): c for c in group}.values(), key=_position)[:SET_ITEMS]
+        keys = frozenset(c.key for c in group)
+        if keys in seen:
+            continue
+        seen.add(keys)
+        spots = [s for c in group for s in c.spots[:1]]
+        closed = len(_closure(group, items)) == len(group)
+        out.append(Candidate(", ".join(c.text for c in group), "list", spots, computed=True,
+                             items=[c.text for c in group], complete=closed and all(searched(c.text) for c in group),
+                             partial=not closed))
+    return out
+
+
+def judge_set(c: Candidate, asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -> Candidate:
+    """A set the model gave, marked as lcread's sets are: closed (nothing shown links it to a further item) and
+    searched, or partial."""
+    items = _without_labels([x for x in pool if x.type in asked.fits and x.spots])
+    mine = [x for x in items if x.key in {key(i) for i in c.items or []}]
+    if c.items and len(mine) == len(c.items):
+        closed = len(_closure(mine, items)) == len(mine)
+        c.complete, c.partial = closed and all(searched(i) for i in c.items), not closed
+    return c
+
+
+def sections(asked: Asked, sentences: list[Sentence], heading_of) -> list[Candidate]:
+    """The headings (chapter, section) the shown lines holding the question's quoted text sit under."""
+    if asked.type != "section" or heading_of is None:
+        return []
+    quotes = [t for t in asked.terms if " " in t]
+    out: dict[str, Candidate] = {}
+    for s in sentences:
+        if any(norm(q)[:60] in norm(s.text) or norm(s.text) in norm(q) for q in quotes):
+            heading = heading_of(s.doc, s.line)
+            if heading:
+                line, text = heading
+                c = out.setdefault(key(text), Candidate(text.strip(), "section", computed=True))
+                c.spots.append(Spot(s, 0, len(s.text)))
+    return list(out.values())
+
+
+def counts(asked: Asked, count_lines) -> list[Candidate]:
+    """How many lines of the whole input hold every word of the question (each word in any of its forms), then
+    with each word left out in turn: what "how many X were logged at Y" counts when no line states it."""
+    if asked.type != "count" or count_lines is None:
+        return []
+    words = [w for w in asked.words if w not in ("many", "times")][:6]
+    tries = [words] + [[w for w in words if w != drop] for drop in words]
+    out: dict[str, Candidate] = {}
+    for terms in tries[:COUNTS]:
+        if not terms:
+            continue
+        n, lines = count_lines(terms)
+        if n:
+            c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True))
+            c.spots += [Spot(s, 0, len(s.text)) for s in lines][:3 - len(c.spots)]
+    return list(out.values())
+
+
+def _is_value(term: str) -> bool:
+    return re.fullmatch(r"[\d.,:/-]+", term) is not None
+
+
+def _holds(s: Sentence, term: str) -> bool:
+    return re.search(rf"(?<![\w]){re.escape(norm(term))}(?![\w])", s.norm) is not None
+
+
+def _position(c: Candidate) -> tuple:
+    spot = min(c.spots, key=lambda p: (p.sentence.doc, p.sentence.line, p.start))
+    return spot.sentence.doc, spot.sentence.line, spot.start
+
+
+def _without_labels(items: list[Candidate]) -> list[Candidate]:
+    """Without the labels: an item in every one of three or more sentences that hold several items (`VAR` of `VAR B
+    = VAR A`) is what those lines share, not an item."""
+    lines = [(p.sentence.doc, p.sentence.line) for c in items for p in c.spots]
+    shared = {line for line in lines if lines.count(line) >= 2}
+    if len(shared) < 3:
+        return items
+    return [c for c in items if not shared <= {(p.sentence.doc, p.sentence.line) for p in c.spots}]
+
+
+def _closure(group: list[Candidate], items: list[Candidate]) -> list[Candidate]:
+    """The group grown by the items that share a shown sentence with one of its own, until none is added."""
+    out = list(group)
+    lines = {(p.sentence.doc, p.sentence.line) for c in out for p in c.spots}
+    grown = True
+    while grown and len(out) < SET_ITEMS:
+        grown = False
+        for c in items:
+            if c not in out and any((p.sentence.doc, p.sentence.line) in lines for p in c.spots):
+                out.append(c)
+                lines |= {(p.sentence.doc, p.sentence.line) for p in c.spots}
+                grown = True
+    return out

@@ -1,0 +1,127 @@
+"""The scorer's features of each candidate answer: generic readings of the model's likelihood, the retrieval, the
+answer's type and the competition, none of them about any sentence in particular."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from lcread.reader.candidates import Candidate, key
+from lcread.reader.question import Asked
+
+LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm_share", "lm_greedy", "lm_first_rank",
+              "answer_now")
+"""Features that need the model's log-probabilities of the spans (`Model.supports_scoring`)."""
+GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
+           "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial")
+FEATURES = LIKELIHOOD + GENERIC
+NEAR_CHARS = 60.0
+"""A span this many characters from the nearest question word is about 1/e as near as one beside it."""
+
+
+@dataclass
+class Context:
+    """What the features of one round read besides the candidates."""
+
+    asked: Asked
+    match: Callable[[str], float]
+    """text -> how well it matches the question (the ranked search's weighted terms)."""
+    terms_at: Callable[[str], list[tuple[int, int]]]
+    """text -> the character spans of the question's words in it."""
+    free: str | None = None
+    """The model's own answer this round, when it gave one."""
+    likelihood: list[list[float]] | None = None
+    """Per candidate, the log-probabilities of its tokens (and of the closing quote) as the answer."""
+    ranks: list[list[int]] | None = None
+    """Per candidate, each token's rank among the model's choices (0: the one it would write)."""
+    answer_now: float = 0.0
+    """The log-probability that the model's reply starts as an answer."""
+
+
+def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]]:
+    """One feature row per candidate, in order."""
+    best_sentence = max((ctx.match(p.sentence.text) for c in candidates for p in c.spots), default=0.0) or 1.0
+    fitting = sum((c.items is not None) if ctx.asked.plural else (c.type in ctx.asked.fits) for c in candidates)
+    lm = [_likelihood(t) for t in ctx.likelihood] if ctx.likelihood else [None] * len(candidates)
+    top_mean = max((x[0] for x in lm if x), default=0.0)
+    sums = [x[3] for x in lm if x]
+    top_sum = max(sums, default=0.0)
+    norm = top_sum + math.log(sum(math.exp(v - top_sum) for v in sums)) if sums else 0.0
+    ranks = ctx.ranks or [[] for _ in candidates]
+    asked_words = set(_words(ctx.asked.question))
+    free = key(ctx.free) if ctx.free else None
+    rows = []
+    for c, x, rank in zip(candidates, lm, ranks):
+        matches = [ctx.match(p.sentence.text) for p in c.spots] or [0.0]
+        best = max(range(len(matches)), key=matches.__getitem__)
+        words = _words(c.text)
+        row = {
+            "match": matches[best] / best_sentence,
+            "match_top": float(matches[best] >= best_sentence - 1e-9),
+            "near": _near(c, best, ctx.terms_at),
+            "type_exact": float(c.items is not None if ctx.asked.plural else c.type == ctx.asked.exact),
+            "type_fits": float(c.items is not None if ctx.asked.plural else c.type in ctx.asked.fits),
+            "free": _agreement(c, free, ctx.free),
+            "answered": float(free is not None),
+            "echo": sum(w in asked_words for w in words) / len(words) if words else 0.0,
+            "mentions": math.log1p(len({(p.sentence.doc, p.sentence.line) for p in c.spots})),
+            "pool": math.log1p(fitting),
+            "pair_asked": float(c.type == "pair" and ctx.asked.pair),
+            "pair_unasked": float(c.type == "pair" and not ctx.asked.pair),
+            "computed": float(c.computed),
+            "length": math.log(1 + len(c.text)),
+            "spelled": float(c.type == "number" and not re.search(r"\d", c.text)),
+            "resolved": float(c.source is not None),
+            "members": math.log1p(len(c.items or [])),
+            "complete": float(c.complete),
+            "partial": float(c.partial),
+        }
+        if x is not None:
+            mean, first, end, total = x
+            row.update(lm_mean=mean, lm_sum=total, lm_first=first, lm_end=end, lm_gap=mean - top_mean,
+                       lm_top=float(mean >= top_mean - 1e-9), lm_share=total - norm, answer_now=ctx.answer_now,
+                       lm_greedy=sum(r == 0 for r in rank) / len(rank) if rank else 0.0,
+                       lm_first_rank=math.log1p(rank[0]) if rank else 0.0)
+        rows.append(row)
+    return rows
+
+
+def _likelihood(tokens: list[float]) -> tuple[float, float, float, float] | None:
+    if not tokens:
+        return None
+    return sum(tokens) / len(tokens), tokens[0], tokens[-1], sum(tokens)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _agreement(c: Candidate, free: str | None, said: str | None) -> float:
+    """1 when the model's answer is the candidate (as a set, for a set), 0.5 when one holds the other as whole
+    words; a name's value agrees as the name does."""
+    if not free:
+        return 0.0
+    if c.items:
+        given = {key(i) for i in re.split(r",|;|\band\b", said or "") if i.strip()}
+        mine = {key(i) for i in c.items}
+        return 1.0 if given == mine else 0.5 if given and (given < mine or mine < given) else 0.0
+    candidate = key(c.source) if c.source else c.key
+    if candidate == free:
+        return 1.0
+    inside = re.search(rf"(?<![\w.]){re.escape(candidate)}(?![\w])", free) or \
+        re.search(rf"(?<![\w.]){re.escape(free)}(?![\w])", candidate)
+    return 0.5 if inside else 0.0
+
+
+def _near(c: Candidate, best: int, terms_at) -> float:
+    """How close the span sits to a question word in its best sentence (1 beside it, towards 0 far away)."""
+    if not c.spots:
+        return 0.0
+    spot = c.spots[best]
+    spans = [(s, e) for s, e in terms_at(spot.sentence.text) if e <= spot.start or s >= spot.end]
+    if not spans:
+        return 0.0
+    gap = min(spot.start - e if e <= spot.start else s - spot.end for s, e in spans)
+    return math.exp(-max(gap, 0) / NEAR_CHARS)

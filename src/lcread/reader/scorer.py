@@ -1,0 +1,110 @@
+"""The scorer: a logistic model over the candidates' features that gives each one the probability that it is the
+right answer, calibrated per model on the project's own suites (`lcread calibrate --reader` for another), and the
+threshold at which a grounded answer is called verified (95% precision where it was calibrated)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from lcread.reader.features import GENERIC, LIKELIHOOD
+
+SHIPPED = "calibration.json"
+
+
+@dataclass
+class Scorer:
+    features: list[str]
+    weights: list[float]
+    bias: float
+    mean: list[float]
+    scale: list[float]
+    threshold: float
+    """Confidence at or above which a grounded answer is verified."""
+    floor: float = 0.1
+    """Confidence below which the best candidate is no answer at all ("No answer was found in what was read")."""
+    source: str = ""
+    """Where this calibration came from (the suites, the model, the date), for the run header and --json."""
+    measured: dict = field(default_factory=dict)
+    """What the calibration measured on the answers it was fitted on (precision, coverage, calibration error)."""
+
+    @property
+    def likelihood(self) -> bool:
+        return any(f in LIKELIHOOD for f in self.features)
+
+    def probability(self, row: dict[str, float]) -> float:
+        z = self.bias + sum(w * (row.get(f, m) - m) / s
+                            for f, w, m, s in zip(self.features, self.weights, self.mean, self.scale))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+PRIOR = Scorer(features=list(GENERIC), weights=[1.0, 0.5, 1.0, 1.0, 1.0, 2.0, 0.0, -1.5, 0.3, -0.5, 0.5, -0.5, 0.0,
+                                                  0.0],
+               bias=-3.0, mean=[0.0] * len(GENERIC), scale=[1.0] * len(GENERIC), threshold=0.95,
+               source="uncalibrated prior")
+"""Used only when no calibration exists for a model and none ships: conservative, so little is verified."""
+
+
+def trusting() -> Scorer:
+    """A scorer for logic tests (it ships with the scripted model): the model's own answer is sure when a shown
+    line holds it and it is of the type the question asks for (a name's value more than the name), and not a set a
+    shown line links to a further item; nothing else is."""
+    names = ["free", "type_fits", "resolved", "partial"]
+    return Scorer(features=names, weights=[12.0, 6.0, 1.0, -12.0], bias=-12.0, mean=[0.0] * 4, scale=[1.0] * 4,
+                  threshold=0.99, source="trusting scorer (tests)")
+
+
+def user_file() -> Path:
+    return Path(os.environ.get("LCREAD_READER_CALIBRATION")
+                or Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "lcread" / "reader.json")
+
+
+def _stored() -> dict:
+    out: dict = {}
+    try:
+        out.update(json.loads(resources.files(__package__).joinpath(SHIPPED).read_text(encoding="utf-8")))
+    except (FileNotFoundError, ValueError):
+        pass
+    path = user_file()
+    if path.is_file():
+        try:
+            out.update(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            pass  # a damaged user file is ignored; the shipped calibration stands
+    return out
+
+
+def scorer_for(model: str, likelihood: bool) -> Scorer:
+    """The calibration for this model (the user's, else the shipped one): with the span likelihoods when the
+    backend scores spans, else the one over the generic features alone (`generic`)."""
+    stored = _stored()
+    names = [f"{model}:likelihood", model] if likelihood else [f"{model}:generic", "generic"]
+    for name in names:
+        if name in stored:
+            return Scorer(**stored[name])
+    if likelihood and "local:likelihood" in stored:
+        return Scorer(**stored["local:likelihood"])  # another GGUF: the embedded model's, until calibrated
+    return Scorer(**stored["generic"]) if "generic" in stored else PRIOR
+
+
+def save(name: str, scorer: Scorer, path: Path | None = None) -> Path:
+    path = path or user_file()
+    stored: dict = {}
+    if path.is_file():
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}
+    stored[name] = scorer.to_dict()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(stored, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
