@@ -70,8 +70,10 @@ class Model(Protocol):
     supports_logprobs: bool
     """Whether `logprobs=K` returns token log-probabilities (ACS needs them)."""
     supports_scoring: bool
-    """Whether `score()` and `query(..., scoring=)` give continuations' log-probabilities (the likelihood probe
-    and the reader's span scores need it)."""
+    """Whether `score()` gives continuations' log-probabilities (acs's likelihood probe needs it)."""
+    scores_spans: bool
+    """Whether `query(..., scoring=)` scores continuations on the call's own prompt, at the cost of their own tokens
+    (the reader's span likelihoods): a backend that would need a request per continuation says no."""
     in_process: bool
     """True for a model that runs inside lcread's process (one llama.cpp context): tasks use it one at a time."""
     chunk_chars: int | None
@@ -83,7 +85,7 @@ class Model(Protocol):
         """One completion. `logprobs=K` asks for each token's log-probability and the top K alternatives;
         `choices` restricts a one-token reply to these strings (option letters) where the backend can;
         `timeout` bounds the call, retries included (the run's own time limit), where the backend can;
-        `scoring` (when `supports_scoring`) also scores continuations of the same prompt, counted as its tokens."""
+        `scoring` (when `scores_spans`) also scores continuations of the same prompt, counted as its tokens."""
 
     def count_tokens(self, messages: Messages) -> int: ...
 

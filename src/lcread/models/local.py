@@ -57,6 +57,7 @@ class LocalModel:
     supports_grammar = True
     supports_logprobs = True
     supports_scoring = True
+    scores_spans = True
     in_process = True  # one llama.cpp context: a batch runs its tasks one at a time
     chunk_chars = 8_000  # acs reads smaller chunks here: prompt processing on CPU slows with context length
 

@@ -38,6 +38,7 @@ class LiteLLMModel:
     supports_grammar = False
     in_process = False
     chunk_chars = None
+    scores_spans = False  # the echo endpoint scores one continuation per request: too many for a reader's spans
 
     def __init__(self, config: ModelConfig, sleep=time.sleep, router=None):
         self.config = config

@@ -25,7 +25,7 @@ class ScriptedModel:
         self.outputs = list(outputs)
         self.scorer = scorer
         """Scripts `score()`: the log-probabilities of the continuations, from the messages."""
-        self.supports_scoring = scorer is not None
+        self.supports_scoring = self.scores_spans = scorer is not None
         self.name = name
         self.context_window = context_window
         self.supports_logprobs = supports_logprobs

@@ -223,11 +223,15 @@ def _mean(tokens: list[float]) -> float:
 
 
 def _type_of(text: str) -> str:
-    """The type of a span that is one whole value (a path, a number...), else a word or several."""
+    """The type of an answer that is one value (a path, a number with its unit: "40 euros"), else a word or
+    several."""
     patterns: Patterns = _patterns(_language())
+    text = text.strip().rstrip(".")
     for kind, start, end, span in patterns.spans(text, {"pair", "date", "number", "path", "option", "identifier",
                                                         "quoted", "name"}):
-        if start == 0 and end >= len(text.rstrip(".")):
+        rest = text[end:].split()
+        if start == 0 and (end >= len(text) or kind in ("number", "pair") and len(rest) <= 2
+                           and all(w.isalpha() for w in rest)):
             return kind
     return "word"
 

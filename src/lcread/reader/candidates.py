@@ -62,7 +62,8 @@ class Patterns:
         units = "|".join(re.escape(u) for u in sorted(lang.units, key=len, reverse=True))
         number = r"(?:0x[0-9a-fA-F]+|\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)*)"
         self.number = re.compile(rf"(?<![\w.$/-])-?{number}(?:%|\s?(?:{units})\b)?(?![\w])(?!\.\d)", re.I)
-        joins = "|".join(re.escape(j) if len(j) == 1 else rf"\b{j}\b" for j in lang.phrase("pair_joins").pattern.split("|"))
+        joins = "|".join(r",(?!\d{3}\b)" if j == "," else re.escape(j) if len(j) == 1 else rf"\b{j}\b"
+                         for j in lang.phrase("pair_joins").pattern.split("|"))  # "12,310" is one number
         self.pair = re.compile(rf"(?<![\w.$/-]){number}(?:\s?(?:{units})\b)?\s*(?:{joins})\s*{number}"
                                rf"(?:\s?(?:{units})\b)?(?![\w])(?!\.\d)", re.I)
         self.date = re.compile(
@@ -99,6 +100,7 @@ class Patterns:
                     out.append((kind, s, e, span))
 
         take("pair", self.pair)
+        out = [o for o in out if not re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", o[3])]
         take("date", self.date)
         take("number", self.number)
         if "number" in kinds:

@@ -13,7 +13,7 @@ from lcread.reader.question import Asked
 
 LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm_share", "lm_greedy", "lm_first_rank",
               "answer_now")
-"""Features that need the model's log-probabilities of the spans (`Model.supports_scoring`)."""
+"""Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
 GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
            "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial")
 FEATURES = LIKELIHOOD + GENERIC

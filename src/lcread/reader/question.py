@@ -70,9 +70,14 @@ def asked(question: str, options: list[tuple[str, str]] | None = None, language:
                  terms=terms, words=list(dict.fromkeys(terms + content)))
 
 
+_NAME = re.compile(r"\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b|(?<=[a-z,;:] )[A-Z][a-z]+\b")
+"""Capitalised names: several capitalised words together (Lucan Prideaux), or one inside a sentence."""
+
+
 def terms_of(text: str) -> list[str]:
-    """The names a text mentions: quoted text, identifiers, options, paths, numbers."""
-    found = [a or b for a, b in _QUOTED.findall(text)] + [m.group(0).rstrip(".,") for m in _TERM.finditer(text)]
+    """The names a text mentions: quoted text, identifiers, options, paths, numbers, capitalised names."""
+    found = [a or b for a, b in _QUOTED.findall(text)] + [m.group(0).rstrip(".,") for m in _TERM.finditer(text)] + \
+        _NAME.findall(text)
     return list(dict.fromkeys(t for t in found if t))
 
 
