@@ -636,7 +636,7 @@ def _endings():
         "answered": ([QUESTION], good, None, {}, 0),
         "unverified-accepted": ([QUESTION, "--no-sufficiency"], [Step(text='answer "99 euros"')], None, {}, 4),
         "refused-to-the-limit": (["How many euros is the refund limit?"], [Step(text="read terms.txt 1 3")],
-                                 Step(text='answer "three"'), {}, 4),  # shown, never tied to the refund
+                                 Step(text='answer "Terms of sale"'), {}, 4),  # shown, but no number
         "nothing-found-at-the-limit": ([QUESTION], [Step(text="grep -i refund")], Step(text='answer "99 euros"'),
                                        {}, 3),
         "step-limit": ([QUESTION, "--max-steps", "2"], [], Step(text="grep -i shipping"), {}, 3),

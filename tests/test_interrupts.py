@@ -61,7 +61,7 @@ def test_a_signal_during_a_model_call(tmp_path, sig, code):
     assert proc.returncode == code, err.decode()
     result = json.loads(out)
     assert result["final"] is False and result["stop_reason"] == "interrupted"
-    assert result["answer"] == "12,310 beds at Oxbury" and result["verified"] is False  # pending, unverified
+    assert result["answer"] == "12,310" and result["verified"] is False  # the grounded part of the answer, unverified
     events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
     assert events[0] == "run_start" and events[-1] == "run_end"
     assert spools() == before
