@@ -35,6 +35,15 @@ class Line:
     cut: bool = False
 
 
+class Changed(OSError):
+    """The path of a listed document now names another file (replaced, or a link to one elsewhere)."""
+
+    def __init__(self, name: str):
+        super().__init__(f"{name} changed during the run (replaced, or now a link to another file): lcread does not "
+                         "read it; ask again to read the files as they are now")
+        self.name = name
+
+
 @dataclass
 class Document:
     """A text file the model can search and read, under a short unique name."""
@@ -58,6 +67,16 @@ class Document:
         except OSError:
             return False
         return self.identity is None or (st.st_dev, st.st_ino) == self.identity
+
+    def open(self) -> BinaryIO:
+        """The file lcread indexed, opened: the path is opened first and what it opened is checked after, so a
+        path swapped for a link to another file (outside a served folder) is refused before a byte is read."""
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        if self.identity is not None and (st.st_dev, st.st_ino) != self.identity:
+            os.close(fd)
+            raise Changed(self.name)
+        return os.fdopen(fd, "rb")
 
     @classmethod
     def index(cls, name: str, path: Path, label: str | None = None) -> "Document":
@@ -116,7 +135,7 @@ class Document:
         start, end = max(start, 1), min(end, self.lines)
         if start > end:
             return
-        with open(self.path, "rb") as f:
+        with self.open() as f:
             self._seek_line(f, start)
             for number in range(start, end + 1):
                 head = f.readline(max_bytes)
@@ -131,7 +150,7 @@ class Document:
                 yield Line(number, text, length - (1 if head.endswith(b"\n") or cut else 0), cut)
 
     def read_bytes(self, start: int, end: int) -> bytes:
-        with open(self.path, "rb") as f:
+        with self.open() as f:
             f.seek(start)
             return f.read(max(0, end - start))
 
@@ -139,7 +158,7 @@ class Document:
         """How many characters the bytes start..end hold (streamed, so any length is fine)."""
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         count = 0
-        with open(self.path, "rb") as f:
+        with self.open() as f:
             f.seek(start)
             left = end - start
             while left > 0 and (block := f.read(min(BLOCK, left))):
@@ -153,7 +172,7 @@ class Document:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pieces: list[str] = []
         position = taken = 0
-        with open(self.path, "rb") as f:
+        with self.open() as f:
             self._seek_line(f, number)
             while True:
                 block = f.readline(BLOCK)

@@ -47,7 +47,7 @@ def chunk_store(store: DocumentStore, size: int) -> list[Chunk]:
     """Chunks of every document, in the order the documents were given."""
     out: list[Chunk] = []
     for doc in store.docs:
-        with open(doc.path, "rb") as f:
+        with doc.open() as f:
             pos = 0
             while pos < doc.size:
                 f.seek(pos)

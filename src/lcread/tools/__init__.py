@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from lcread.config import ToolConfig
-from lcread.documents import Document, DocumentStore
+from lcread.documents import Changed, Document, DocumentStore
 from lcread.tools.evidence import Search, Shown
 from lcread.tools.grep import Grep, count_matches
 from lcread.tools.headings import Sections
@@ -121,6 +121,8 @@ class ToolRunner:
             return _error(f"no document named {e.args[0]!r}. Documents:\n{self.store.listing()}")
         try:
             observation = getattr(self, f"_{cmd.name}")(cmd, docs)
+        except Changed as e:  # a path that names another file than the one listed: never read
+            return _error(str(e))
         except OSError as e:  # a file removed or replaced while the run reads it: the run goes on
             return _error(f"cannot read {', '.join(d.name for d in docs) or 'the documents'} any more "
                           f"({(e.strerror or type(e).__name__).lower()}): it was moved or removed during the run")
@@ -178,7 +180,12 @@ class ToolRunner:
         often sits behind a name (`limit=_DEFAULT_LIMIT`), the definitions of the constants the best passages use
         are looked up and shown after them, so the chain is in one output and both lines can be cited."""
         cap = cap or self.cap
-        found = self._ranked(query, docs, top, cap * 3 // 4, kind)
+        try:
+            found = self._ranked(query, docs, top, cap * 3 // 4, kind)
+        except Changed as e:  # a document replaced since it was listed: no passage is shown
+            from lcread.tools.search import SearchResult
+
+            return SearchResult(f"error: {e}", [], [])
         extra, shown = self._definitions_used(found.shown, cap - len(found.text) - 1)
         if extra:
             found.text += "\n" + extra

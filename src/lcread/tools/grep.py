@@ -19,9 +19,10 @@ import sys
 import sysconfig
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from lcread.documents import Changed
 from lcread.errors import LcreadError
 from lcread.tools.evidence import Shown
 
@@ -107,12 +108,13 @@ class Grep:
         """A function doc -> Sections (headings), used by -p."""
 
     def run(self) -> GrepResult:
-        paths = [str(d.path) for d in self.docs]
         if "-c" in self.cmd.flags:
-            return self._count(paths)
-        stream = rg_stream(rg_args(self.cmd), paths, self.timeout)
+            return self._count(self.docs)
+        stream = rg_stream(rg_args(self.cmd), self.docs, self.timeout)
         with contextlib.closing(stream):
             result = self._collect(stream)
+        if stream.refused:  # a document replaced since it was listed: nothing of this grep is shown
+            return GrepResult("", 0, False, error=str(Changed(stream.refused[0])))
         if stream.killed and not result.cut:
             return GrepResult("", 0, False, error=f"grep stopped after {self.timeout:g} s (the limit for one "
                                                   "command); narrow the pattern, add -F, or grep one document")
@@ -203,13 +205,13 @@ class Grep:
             return len(hit.body[lo:hi].decode("utf-8", "ignore"))
         return doc.chars_in(hit.offset + lo, hit.offset + hi)
 
-    def _count(self, paths: list[str]) -> GrepResult:
-        counts, error = _counts(rg_args(self.cmd), paths, self.timeout)
+    def _count(self, docs) -> GrepResult:
+        counts, error = _counts(rg_args(self.cmd), docs, self.timeout)
         if error == "timeout":
             return GrepResult("", 0, False, error=f"grep -c stopped after {self.timeout:g} s (the limit for one "
                                                   "command); narrow the pattern")
         if error:
-            return GrepResult("", 0, False, error=_rg_error(error))
+            return GrepResult("", 0, False, error=error if "changed during the run" in error else _rg_error(error))
         by_name = {self.by_path[p].name: n for p, n in counts.items() if p in self.by_path}
         rows = [f"{d.name}: {by_name.get(d.name, 0):,} matches" for d in self.docs]
         return GrepResult("\n".join(rows), sum(by_name.values()), False)
@@ -217,7 +219,7 @@ class Grep:
 
 def count_matches(cmd, docs, timeout: float) -> int | None:
     """All matches of a grep (used to say how many a cut output did not show); None if it ran too long."""
-    counts, error = _counts(rg_args(cmd), [str(d.path) for d in docs], timeout)
+    counts, error = _counts(rg_args(cmd), docs, timeout)
     return None if error == "timeout" else sum(counts.values())
 
 
@@ -226,34 +228,58 @@ ARG_BYTES = 96_000
 never past the system's limit on an argument list."""
 
 
-def batches(paths: list[str], limit: int | None = None) -> list[list[str]]:
-    limit = limit or ARG_BYTES
-    out, size = [[]], 0
-    for p in paths:
-        if out[-1] and size + len(p) + 1 > limit:
-            out.append([])
-            size = 0
-        out[-1].append(p)
-        size += len(p) + 1
-    return out
+FILES_AT_ONCE = 256
+"""Documents one ripgrep process reads at most: each is handed over as an open file (a descriptor)."""
 
 
-def _counts(args: list[str], paths: list[str], timeout: float) -> tuple[dict[str, int], str | None]:
-    """Matches per path (rg --count-matches), over as many rg processes as the paths need; an error or
-    "timeout" when one failed."""
-    rg, deadline, counts = find_rg(), time.monotonic() + timeout, {}
-    for batch in batches(paths):
-        try:
-            proc = subprocess.run([rg, "--count-matches", *args, "--", *batch], capture_output=True,
-                                  timeout=max(deadline - time.monotonic(), 0.01))
-        except subprocess.TimeoutExpired:
-            return counts, "timeout"
+def batches(docs: list, limit: int = FILES_AT_ONCE) -> list[list]:
+    return [docs[i:i + limit] for i in range(0, len(docs), limit)] or [[]]
+
+
+@contextlib.contextmanager
+def opened(docs, refused: list[str] | None = None):
+    """The documents as ripgrep is given them: each opened and checked (`Document.open`: a path swapped for a link
+    to another file is refused, not read) and named by its descriptor, /dev/fd/N, so what ripgrep reads is the
+    file lcread listed whatever the path names meanwhile. Yields the names and what each stands for (the
+    document's path, as hits report it)."""
+    files, names = [], {}
+    try:
+        for d in docs:
+            try:
+                f = d.open()
+            except OSError as e:  # moved, removed or replaced: not read
+                if refused is not None and getattr(e, "name", None):
+                    refused.append(e.name)
+                continue
+            files.append(f)
+            names[f"/dev/fd/{f.fileno()}"] = str(d.path)
+        yield names, [f.fileno() for f in files]
+    finally:
+        for f in files:
+            f.close()
+
+
+def _counts(args: list[str], docs: list, timeout: float) -> tuple[dict[str, int], str | None]:
+    """Matches per path (rg --count-matches), over as many rg processes as the documents need; an error or
+    "timeout" when one failed (a document replaced since it was listed is one)."""
+    rg, deadline, counts, refused = find_rg(), time.monotonic() + timeout, {}, []
+    for batch in batches(docs):
+        with opened(batch, refused) as (names, fds):
+            if refused:
+                return counts, str(Changed(refused[0]))
+            if not names:
+                continue
+            try:
+                proc = subprocess.run([rg, "--count-matches", *args, "--", *names], capture_output=True,
+                                      timeout=max(deadline - time.monotonic(), 0.01), pass_fds=fds)
+            except subprocess.TimeoutExpired:
+                return counts, "timeout"
         if proc.returncode == 2:
             return counts, proc.stderr.decode("utf-8", "replace")
         for row in proc.stdout.decode("utf-8", "replace").splitlines():
             path, _, n = row.rpartition(":")
-            if n.isdigit():
-                counts[path] = counts.get(path, 0) + int(n)
+            if n.isdigit() and path in names:
+                counts[names[path]] = counts.get(names[path], 0) + int(n)
     return counts, None
 
 
@@ -262,9 +288,11 @@ class rg_stream:
     another, so hits come in the documents' order), all within one time limit. `killed` tells whether the
     limit stopped it, `error` what rg said when it failed. Close it (contextlib.closing) to stop early."""
 
-    def __init__(self, args: list[str], paths: list[str], timeout: float):
-        self.args, self.paths, self.deadline = args, paths, time.monotonic() + timeout
+    def __init__(self, args: list[str], docs: list, timeout: float):
+        self.args, self.docs, self.deadline = args, docs, time.monotonic() + timeout
         self.killed, self.error = False, ""
+        self.refused: list[str] = []
+        """The documents replaced since they were listed, not read."""
         self._gen = self._run()
 
     def __iter__(self):
@@ -278,31 +306,39 @@ class rg_stream:
 
     def _run(self):
         rg = find_rg()
-        for batch in batches(self.paths):
+        for batch in batches(self.docs):
             left = self.deadline - time.monotonic()
             if left <= 0:
                 self.killed = True
                 return
-            proc = subprocess.Popen([rg, "--json", *self.args, "--", *batch], stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
-            timer = threading.Timer(left, proc.kill)
-            timer.start()
-            try:
-                yield from _hits(proc.stdout)
-            finally:
-                timer.cancel()
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-                err = proc.stderr.read().decode("utf-8", "replace").strip()
-                proc.stdout.close()
-                proc.stderr.close()
-                if proc.returncode == -signal.SIGKILL and time.monotonic() >= self.deadline - 0.05:
-                    self.killed = True
-                elif proc.returncode == 2 and err:
-                    self.error = err
+            with opened(batch, self.refused) as (names, fds):
+                if not names:
+                    continue
+                yield from self._one(rg, names, fds, left)
             if self.killed or self.error:
                 return
+
+    def _one(self, rg: str, names: dict[str, str], fds: list[int], left: float):
+        """One ripgrep process over one batch of opened documents, its hits under the documents' paths."""
+        proc = subprocess.Popen([rg, "--json", *self.args, "--", *names], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, pass_fds=fds)
+        timer = threading.Timer(left, proc.kill)
+        timer.start()
+        try:
+            for hit in _hits(proc.stdout):
+                yield replace(hit, path=names.get(hit.path, hit.path))
+        finally:
+            timer.cancel()
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            err = proc.stderr.read().decode("utf-8", "replace").strip()
+            proc.stdout.close()
+            proc.stderr.close()
+            if proc.returncode == -signal.SIGKILL and time.monotonic() >= self.deadline - 0.05:
+                self.killed = True
+            elif proc.returncode == 2 and err:
+                self.error = err
 
 
 def _hits(stream):
@@ -371,7 +407,7 @@ def _json_string(m: re.Match) -> str:
 def _line_length(doc, hit: Hit) -> int:
     """Bytes in a line rg did not hand over whole (streamed from the file)."""
     end = hit.offset
-    with open(doc.path, "rb") as f:
+    with doc.open() as f:
         f.seek(end)
         while block := f.read(1 << 20):
             at = block.find(b"\n")

@@ -13,7 +13,7 @@ import json
 import re
 import subprocess
 
-from lcread.tools.grep import find_rg
+from lcread.tools.grep import find_rg, opened
 
 MAX_HEADINGS = 200_000
 SCAN_BYTES = 64 << 20
@@ -49,10 +49,13 @@ class Sections:
         args = [find_rg(), "--json", "--no-config", "-j1", "--line-number", "--max-count", str(MAX_HEADINGS)]
         for pattern in PATTERNS.values():
             args += ["-e", pattern]
-        try:
-            proc = subprocess.run(args + ["--", str(self.doc.path)], capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return
+        with opened([self.doc]) as (names, fds):  # the listed file, whatever its path names now
+            if not names:
+                return
+            try:
+                proc = subprocess.run(args + ["--", *names], capture_output=True, timeout=timeout, pass_fds=fds)
+            except subprocess.TimeoutExpired:
+                return
         previous: dict[int, str] = {}
         for raw in proc.stdout.splitlines():
             event = json.loads(raw)

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from lcread.grounding.patterns import TOC_LEADER, entry_name, holds_value, us_spelling
+from lcread.documents import Changed
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, KEEP_SPANS, Hit, rg_stream
 
@@ -342,7 +343,7 @@ def _sample(docs):
     total = sum(d.size for d in docs)
     if total <= SAMPLE_BYTES:
         for d in docs:
-            with open(d.path, "rb") as f:
+            with d.open() as f:
                 yield f.read().decode("utf-8", "replace")
         return
     chosen = docs if len(docs) <= 512 else [docs[i * len(docs) // 512] for i in range(512)]
@@ -352,7 +353,7 @@ def _sample(docs):
         share = max(block, per_doc * d.size * len(chosen) // max(total, 1))
         share = min(share, d.size, 4 * per_doc)
         blocks = max(1, share // block)
-        with open(d.path, "rb") as f:
+        with d.open() as f:
             for i in range(blocks):
                 f.seek(d.size * i // blocks)
                 data = f.read(block)
@@ -454,7 +455,7 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
     by_path = {str(d.path): d for d in scanned}
     args = [*BASE_ARGS, "--ignore-case", "--fixed-strings", *[x for f in forms for x in ("-e", f)]]
     if scanned and seen < MAX_CANDIDATES:
-        with contextlib.closing(rg_stream(args, [str(d.path) for d in scanned], timeout)) as hits:
+        with contextlib.closing(rg_stream(args, scanned, timeout)) as hits:
             for hit in hits:
                 doc = by_path.get(hit.path)
                 if doc is None or not hit.match:
@@ -462,6 +463,8 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
                 take(doc, hit)
                 if seen >= MAX_CANDIDATES:
                     break
+        if hits.refused:  # a document replaced since it was listed: no passage of this search is shown
+            raise Changed(hits.refused[0])
     return [p for _, _, p in sorted(best, key=lambda x: (-x[0], -x[1]))], seen
 
 
