@@ -11,7 +11,7 @@ pytest.importorskip("mcp")
 
 from mcp.client.client import Client  # noqa: E402
 
-from lcread.mcpserver import OUTSIDE, build_server  # noqa: E402
+from lcread.mcpserver import UNKNOWN, build_server  # noqa: E402
 from lcread.models.scripted import ScriptedModel  # noqa: E402
 
 DOC = "Harbour notes.\n" + "".join(f"Entry {i}: the harbour road was quiet.\n" for i in range(300)) + \
@@ -87,7 +87,7 @@ def test_paths_outside_the_roots_are_refused_and_never_named(served, path):
                        ("ask", {"inputs": [path], "question": "What is the password?"})):
         result = call(server, name, args)
         message = text(result)
-        assert result.is_error and OUTSIDE in message
+        assert result.is_error and UNKNOWN in message
         assert "secret" not in message and "passwd" not in message and "hunter2" not in message
 
 

@@ -47,3 +47,107 @@ def test_no_answer_text_makes_ask_raise(write, answer):
     for question in ("Which option writes the log to a file?", "What does --quiet-mode do?", "How many options?"):
         result = lcread.ask(str(doc), question, model=model, first_step=True)
         assert isinstance(result.answer, str) and result.answer
+
+
+# --- confinement that holds at the moment of the read (MCP and the CLI's stores) -----------------------------------
+
+CANARY = "CANARY-91c2-outside-the-root"
+
+
+def _flipper(path, outside, stop):
+    """Swap a file for a link to an outside file and back, as fast as it goes, until told to stop."""
+    import os
+
+    inside = path.with_name(path.name + ".real")
+    os.link(path, inside)
+    while not stop.is_set():
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(outside)
+        os.replace(tmp, path)
+        tmp.unlink(missing_ok=True)
+        os.link(inside, tmp)
+        os.replace(tmp, path)
+
+
+@pytest.mark.parametrize("reads", ["store", "mcp"])
+def test_a_file_flipped_to_a_link_outside_is_never_read(tmp_path, reads):
+    import threading
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    doc = root / "a.txt"
+    doc.write_text("".join(f"harbour line {i}\n" for i in range(50)))
+    (tmp_path / "secret.txt").write_text("".join(f"{CANARY} harbour line {i}\n" for i in range(50)))
+    stop = threading.Event()
+    texts = []
+    if reads == "store":
+        runner = ToolRunner(DocumentStore.open([str(root)]))
+        do = [lambda: runner.run(parse("read docs/a.txt 1 5")).text, lambda: runner.run(parse("grep harbour")).text,
+              lambda: runner.run(parse("search harbour line")).text]
+    else:
+        pytest.importorskip("mcp")
+        from test_mcp import call, text
+        from lcread.mcpserver import build_server
+
+        server = build_server([str(root)], model=ScriptedModel([]))
+        do = [lambda: text(call(server, "read", {"path": "a.txt", "start": 1, "end": 5})),
+              lambda: text(call(server, "grep", {"inputs": ["a.txt"], "pattern": "harbour"}))]
+    flipper = threading.Thread(target=_flipper, args=(doc, tmp_path / "secret.txt", stop))
+    flipper.start()
+    try:
+        for i in range(60 if reads == "store" else 24):
+            texts.append(do[i % len(do)]())
+    finally:
+        stop.set()
+        flipper.join()
+    assert not any(CANARY in t for t in texts)
+
+
+def test_mcp_names_nothing_outside_and_answers_the_same_whether_it_exists_or_not(tmp_path):
+    pytest.importorskip("mcp")
+    from test_mcp import call, text
+    from lcread.mcpserver import build_server
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("harbour\n")
+    (tmp_path / "real-secret.txt").write_text("x\n")
+    server = build_server([str(root)], model=ScriptedModel([]))
+    there = text(call(server, "read", {"path": str(tmp_path / "real-secret.txt")}))
+    nowhere = text(call(server, "read", {"path": str(tmp_path / "no-such-secret.txt")}))
+    assert there == nowhere and "secret" not in there
+
+
+@pytest.mark.parametrize("arguments, says", [
+    ({"model": "local:/etc/passwd"}, "the server's choice"), ({"model": ""}, "model is empty"),
+    ({"model": "   "}, "model is empty"), ({"question": "   "}, "the question is empty"),
+    ({"question": "x" * 30_000}, "ask in at most")])
+def test_mcp_ask_refuses_what_a_client_must_not_choose_in_one_line(tmp_path, arguments, says):
+    pytest.importorskip("mcp")
+    from test_mcp import call, text
+    from lcread.mcpserver import build_server
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("harbour\n")
+    server = build_server([str(root)], model=ScriptedModel([]))
+    result = call(server, "ask", {"inputs": ["a.txt"], "question": "Where?", **arguments})
+    message = text(result)
+    assert result.is_error and says in message and "passwd" not in message and "\n" not in message
+
+
+@pytest.mark.parametrize("tool, arguments", [
+    ("read", {"path": "a.txt", "start": -3}), ("read", {"path": "a.txt", "start": 5, "end": 2}),
+    ("read", {"path": "a.txt", "from_char": -1}), ("grep", {"inputs": ["a.txt"], "pattern": "("}),
+    ("grep", {"inputs": ["a.txt"], "pattern": ""}), ("search", {"inputs": ["a.txt"], "words": "  "})])
+def test_mcp_reading_tools_refuse_bad_arguments_as_tool_errors(tmp_path, tool, arguments):
+    pytest.importorskip("mcp")
+    from test_mcp import call, text
+    from lcread.mcpserver import build_server
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("harbour\n" * 10)
+    result = call(build_server([str(root)], model=ScriptedModel([])), tool, arguments)
+    assert result.is_error and "\n" not in text(result).strip()

@@ -88,7 +88,7 @@ def _settings(mode: str, options: list[str] | None, configs: dict):
 
 
 def ask_with(inputs: str | Path | list[str | Path], question: str, model, settings, *,
-             display: Display | None = None, trace=None, on_warning=None, progress=None) -> RunResult:
+             display: Display | None = None, trace=None, on_warning=None, progress=None, confine=None) -> RunResult:
     """`ask` with its settings built (`settings_from`) and a model object, or a function that makes one: it is
     called only once the inputs are known to be readable. Batch and bench come in here."""
     from lcread.documents import DocumentStore
@@ -98,7 +98,7 @@ def ask_with(inputs: str | Path | list[str | Path], question: str, model, settin
     inputs = [str(i) for i in ([inputs] if isinstance(inputs, (str, Path)) else inputs)]
     record = JsonlTrace(trace) if isinstance(trace, (str, Path)) else trace or NullTrace()
     try:
-        with DocumentStore.open(inputs, progress=progress) as store:  # bad inputs are told before a model loads
+        with DocumentStore.open(inputs, progress=progress, confine=confine) as store:  # bad inputs are told before a model loads
             for warning in store.warnings:
                 if on_warning:
                     on_warning(warning)

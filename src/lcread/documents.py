@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
 import re
 import os
 import stat
@@ -216,10 +217,13 @@ class DocumentStore:
         self._cleanup = weakref.finalize(self, _remove, self._spooled)  # a store never closed still leaves no files
 
     @classmethod
-    def open(cls, inputs: list[str], stdin: BinaryIO | None = None, cache=None, progress=None) -> "DocumentStore":
+    def open(cls, inputs: list[str], stdin: BinaryIO | None = None, cache=None, progress=None,
+             confine=None) -> "DocumentStore":
         """Index the given files, folders and `-` (stdin); pipes are spooled to temporary files first;
         PDF, Word, HTML and compressed files are converted to text (once: `cache`, a ConvertCache), and
-        UTF-16/32 or CR-only text is converted to UTF-8 with LF line ends."""
+        UTF-16/32 or CR-only text is converted to UTF-8 with LF line ends. With `confine` (real path -> allowed),
+        each file is opened first and what was opened is checked, then read from that opening: a path swapped
+        meanwhile for a link elsewhere is refused (LcreadError from `confine`'s own message)."""
         if not inputs:
             raise LcreadError("no input given: name a file, a folder, or - for stdin")
         found: list[tuple[Path, str, str, bool]] = []  # (path, display label, name hint, inside a folder)
@@ -238,7 +242,7 @@ class DocumentStore:
             docs, converted, unusable = [], [], []
             for (path, label, _, inside), name in zip(found, names):
                 try:
-                    doc, prepared = _document(path, label, name, cache, progress, spooled, warnings)
+                    doc, prepared = _document(path, label, name, cache, progress, spooled, warnings, confine)
                 except LcreadError as e:
                     if not inside:
                         raise
@@ -304,8 +308,15 @@ class DocumentStore:
         self.close()
 
 
-def _document(path: Path, label: str, name: str, cache, progress, spooled: list[Path], warnings: list[str]):
+def _document(path: Path, label: str, name: str, cache, progress, spooled: list[Path], warnings: list[str],
+              confine=None):
     """One input as a Document: converted if need be, normalised for search, indexed; LcreadError if it cannot be."""
+    if confine is not None and path not in spooled:
+        with _pinned(path, confine) as at:
+            doc, prepared = _document(at, label, name, cache, progress, spooled, warnings)
+        if doc.path == at:  # read in place: later reads open the path and check it is still the file indexed
+            doc.path = path
+        return doc, prepared
     prepared = prepare(path, label, cache or default_cache(), progress)
     if prepared.temporary:
         spooled.append(prepared.path)
@@ -319,6 +330,22 @@ def _document(path: Path, label: str, name: str, cache, progress, spooled: list[
     if doc.replaced:
         warnings.append(f"{name}: bytes that are not valid UTF-8 were replaced with U+FFFD")
     return doc, prepared
+
+
+@contextlib.contextmanager
+def _pinned(path: Path, confine):
+    """The file a path names, opened, as /proc/self/fd/N while it is read, once `confine` accepts the real path of
+    what was opened (not of what the path named a moment before)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        yield path  # indexing says what is wrong with it
+        return
+    try:
+        confine(os.readlink(f"/proc/self/fd/{fd}"))
+        yield Path(f"/proc/self/fd/{fd}")
+    finally:
+        os.close(fd)
 
 
 def _conversions(converted: list) -> list[str]:

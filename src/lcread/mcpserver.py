@@ -25,7 +25,12 @@ from pydantic import BaseModel, Field
 
 from lcread.errors import LcreadError
 
-OUTSIDE = "that path is outside the folders this server serves"
+MAX_QUESTION = 20_000
+"""Characters of a question (or search words) a client may send."""
+MAX_PATTERN = 2_000
+"""Characters of a grep pattern a client may send."""
+UNKNOWN = "no such file or folder in the served folders (list shows what there is)"
+"""The one answer for a path outside the served folders, whether it exists or not (no existence oracle)."""
 
 
 class CitationOut(BaseModel):
@@ -70,16 +75,28 @@ class Roots:
         (naming nothing) otherwise."""
         if not isinstance(name, str) or not name.strip() or "\x00" in name:
             raise LcreadError("give a path inside the served folders")
-        path = Path(name).expanduser()
+        path = Path(name)
         candidates = [path] if path.is_absolute() else [root / path for root in self.folders]
         for candidate in candidates:
             real = Path(os.path.realpath(candidate))
-            if any(real == root or root in real.parents for root in self.folders):
-                if real.exists():
-                    return str(real)
-        if any(Path(os.path.realpath(c)).exists() for c in candidates):
-            raise LcreadError(OUTSIDE)
-        raise LcreadError("no such file or folder in the served folders (list shows what there is)")
+            if self.inside(real) and real.exists():
+                return str(real)
+        raise LcreadError(UNKNOWN)
+
+    def inside(self, real) -> bool:
+        real = Path(real)
+        return any(real == root or root in real.parents for root in self.folders)
+
+    def confine(self, real: str) -> None:
+        """What a read actually opened must lie in a served folder (DocumentStore.open checks it per file)."""
+        if not self.inside(real):
+            raise LcreadError(UNKNOWN)
+
+    def open(self, names: list[str]):
+        """The documents the client named, each opened and checked inside the served folders."""
+        from lcread.documents import DocumentStore
+
+        return DocumentStore.open([self.resolve(n) for n in names], confine=self.confine)
 
     def label(self) -> str:
         return ", ".join(str(r) for r in self.folders)
@@ -125,9 +142,9 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
 
     from lcread import api
     from lcread.display import clean
-    from lcread.documents import DocumentStore
     from lcread.errors import redact
     from lcread.tools import Command, ToolRunner, parse
+    from lcread.tools.search import TOP
     from lcread.config import ToolConfig
 
     served = Roots(roots)
@@ -145,15 +162,22 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
         return ToolError(message)
 
     def llm_for(name: str | None):
-        if model is not None and name is None:
-            return model if not isinstance(model, str) else api.load_model(model)
-        return api.load_model(name)
+        """The server's model, or one the client names that opens no file: a model path is the server's choice."""
+        if name is not None:
+            if not name.strip():
+                raise LcreadError("model is empty: leave it out for the server's model, or name a litellm model")
+            if name.strip() == "local" or name.strip().startswith("local:"):
+                raise LcreadError("the embedded model and model files are the server's choice (lcread mcp --model); "
+                                  "leave model out, or name a litellm model")
+            return api.load_model(name.strip())
+        return model if model is not None and not isinstance(model, str) else api.load_model(model)
 
-    def reading(inputs: list[str], command: str, read_chars: int | None = None) -> str:
-        paths = [served.resolve(i) for i in inputs]
-        with DocumentStore.open(paths) as store:
+    def reading(inputs: list[str], command, read_chars: int | None = None) -> str:
+        with served.open(inputs) as store:
             tools = ToolRunner(store, ToolConfig(**({"read_chars": read_chars} if read_chars else {})))
-            observation = tools.run(parse(command))
+            observation = tools.run(command if isinstance(command, Command) else parse(command))
+            if observation.error:
+                raise LcreadError(observation.text)
             return observation.text
 
     async def blocking(fn, *args):
@@ -169,6 +193,9 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
         """Answer a question about files or folders, reading only what it needs, with citations that lcread
         checked (document, line, characters, page, quote). `verified` says whether the cited evidence holds."""
         try:
+            api.check_arguments(inputs, question)
+            if len(question) > MAX_QUESTION:
+                raise LcreadError(f"the question is {len(question):,} characters: ask in at most {MAX_QUESTION:,}")
             paths = [served.resolve(i) for i in inputs]
             options = {**defaults, **{k: v for k, v in (("max_steps", max_steps), ("read_chars", read_chars),
                                                           ("max_seconds", max_seconds)) if v is not None}}
@@ -182,7 +209,7 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
         def run():
             lock = one_at_a_time if llm.in_process else threading.Lock()
             with lock:
-                return api.ask_with(paths, question, llm, run_settings, display=display)
+                return api.ask_with(paths, question, llm, run_settings, display=display, confine=served.confine)
 
         try:
             result = await anyio.to_thread.run_sync(run)
@@ -204,39 +231,46 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
     async def search(inputs: list[str], words: str) -> str:
         """The passages of the files or folders that best match the words (ranked; any word forms), each with
         DOC:LINE, its page and heading path. Bounded output."""
-        return await blocking(reading, inputs, "search " + " ".join(words.split()))
+        if not words.strip() or len(words) > MAX_QUESTION:
+            raise fail(LcreadError(f"give 1 to {MAX_QUESTION:,} characters of words to search for"))
+        return await blocking(reading, inputs, Command("search", "search", query=" ".join(words.split())[:300],
+                                                       count=TOP))
 
     @server.tool()
     async def grep(inputs: list[str], pattern: str, ignore_case: bool = True, fixed_strings: bool = False,
                    with_section: bool = False, context: int = 0) -> str:
         """Lines matching a regular expression (ripgrep), as DOC:LINE:text; a long line shows a window per match;
         with_section shows the heading or function each hit is in. Bounded output."""
-        import shlex
-
-        flags = ["-i"] * ignore_case + ["-F"] * fixed_strings + ["-p"] * with_section + \
-            ([f"-C{int(context)}"] if context else [])
-        return await blocking(reading, inputs, " ".join(["grep", *flags, "-e", shlex.quote(pattern)]))
+        if not pattern or len(pattern) > MAX_PATTERN or context < 0:
+            raise fail(LcreadError(f"give a pattern of 1 to {MAX_PATTERN} characters and a context of 0 or more"))
+        flags = {f for f, on in (("-i", ignore_case), ("-F", fixed_strings), ("-p", with_section)) if on}
+        command = Command("grep", "grep", patterns=[pattern], flags=flags, before=int(context),
+                          after=int(context))  # built, not parsed: the pattern is the client's text as it is
+        return await blocking(reading, inputs, command)
 
     @server.tool()
     async def read(path: str, start: int = 1, end: int | None = None, from_char: int = 0) -> str:
         """Lines START..END of one file (PDF, Word, HTML and compressed files read as text; a PDF's pages are
         marked [page N]); from_char continues inside a very long line. Bounded output."""
+        if start < 1 or (end is not None and end < start) or from_char < 0:
+            raise fail(LcreadError("start is a line number from 1, end one at or after it, from_char 0 or more"))
+
         def go() -> str:
-            real = served.resolve(path)
-            with DocumentStore.open([real]) as store:
+            with served.open([path]) as store:
                 doc = store.docs[0]
                 last = end if end is not None else start + 59
-                command = Command("read", "read", docs=[doc.name], start=max(1, start), end=max(last, start),
-                                  from_char=max(0, from_char))
-                return ToolRunner(store).run(command).text
+                command = Command("read", "read", docs=[doc.name], start=start, end=last, from_char=from_char)
+                observation = ToolRunner(store).run(command)
+                if observation.error:
+                    raise LcreadError(observation.text)
+                return observation.text
         return await blocking(go)
 
     @server.tool(name="list")
     async def list_files(path: str = ".", page: int = 1) -> str:
         """The documents under a served folder (name, lines, characters), paged when there are many."""
         def go() -> str:
-            real = served.resolve(path)
-            with DocumentStore.open([real]) as store:
+            with served.open([path]) as store:
                 return store.listing() if len(store.docs) <= store.LISTED else store.page(page)
         return await blocking(go)
 
