@@ -105,3 +105,27 @@ def test_a_signal_before_the_run_starts_keeps_its_exit_status_and_json(tmp_path,
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == code and json.loads(out) == {"error": "interrupted", "exit_status": code}
     assert b"interrupted" in err and b"Traceback" not in err
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_batch_stops_at_once_on_a_signal_with_its_results_kept(tmp_path, sig, code):
+    doc = tmp_path / "report.txt"
+    doc.write_text(DOC)
+    tasks = tmp_path / "tasks.jsonl"
+    question = "How many beds did the Marlow Street hospital report?"
+    tasks.write_text("".join(json.dumps({"id": f"t{i}", "documents": [str(doc)], "question": question}) + "\n"
+                             for i in range(4)))
+    out = tmp_path / "results.jsonl"
+    script = [Step(text='answer "12,310"')] + [Step(delay=120)] * 3  # one task answers, the others hang
+    with FaultServer(script, default=Step(delay=120)) as server:
+        proc = start(["batch", str(tasks), "--out", str(out), "--model", "openai/fake", "--api-base", server.base,
+                      "--concurrency", "4", "-q"], env={"OPENAI_API_KEY": "x"})
+        ready = wait_for(lambda: out.exists() and out.read_text().count("\n") == 1 and len(server.requests) >= 4)
+        assert ready, (len(server.requests), out.exists() and out.read_text(), proc.poll())
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        took = time.monotonic() - sent
+    assert proc.returncode == code and took < 10, took  # not the minutes a call may take
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["answer"] for r in rows] == ["12,310"]

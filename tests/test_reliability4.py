@@ -151,3 +151,60 @@ def test_mcp_reading_tools_refuse_bad_arguments_as_tool_errors(tmp_path, tool, a
     (root / "a.txt").write_text("harbour\n" * 10)
     result = call(build_server([str(root)], model=ScriptedModel([])), tool, arguments)
     assert result.is_error and "\n" not in text(result).strip()
+
+
+# --- batch: a task file is never written to, a full disk is one line, bounds before the work -----------------------
+
+def _tasks(write, question="Where?"):
+    import json
+
+    doc = write("d.txt", "harbour\n")
+    return write("tasks.jsonl", json.dumps({"id": "a", "documents": [str(doc)], "question": question}) + "\n")
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_batch_never_writes_into_its_task_file(write, tmp_path, resume):
+    import os
+
+    from conftest import run_cli
+
+    tasks = _tasks(write)
+    before = tasks.read_bytes()
+    os.link(tasks, tmp_path / "same.jsonl")
+    for out in (tasks, tmp_path / "same.jsonl"):
+        proc = run_cli("batch", str(tasks), "--out", str(out), *(["--resume"] if resume else []), timeout=60)
+        assert proc.returncode == 1 and b"is the task file" in proc.stderr and tasks.read_bytes() == before
+
+
+def test_a_batch_out_that_is_a_pipe_is_refused_at_once(write, tmp_path):
+    import os
+
+    from conftest import run_cli
+
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    proc = run_cli("batch", str(_tasks(write)), "--out", str(fifo), timeout=30)
+    assert proc.returncode == 1 and b"not a regular file" in proc.stderr
+
+
+def test_a_full_disk_mid_batch_is_one_line_and_keeps_the_exit_status(write):
+    from conftest import run_cli
+
+    proc = run_cli("batch", str(_tasks(write)), "--out", "/dev/full", "--model", "openai/nowhere",
+                   "--api-base", "http://127.0.0.1:9/v1", "-q", env={"OPENAI_API_KEY": "x", "LCREAD_RETRIES": "0"},
+                   timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "no space left on device" in err and "Traceback" not in err
+    assert len([line for line in err.splitlines() if line.startswith("lcread: error")]) == 1
+
+
+def test_a_question_over_the_bound_is_refused_before_any_work(write):
+    from lcread.errors import LcreadError
+
+    big = "Where is the harbour? " * 2000
+    with pytest.raises(LcreadError, match="ask in at most 20,000"):
+        lcread.ask(str(write("d.txt", "harbour\n")), big, model=ScriptedModel([]))
+    from lcread.batch import load_tasks
+
+    with pytest.raises(LcreadError, match="tasks.jsonl:1: question: .* ask in at most 20,000"):
+        load_tasks(_tasks(write, big))

@@ -25,6 +25,10 @@ from lcread.errors import LcreadError, UsageError
 OPTION_NAMES = {cls: cls.options() for cls in (LoopConfig, ToolConfig, AcsConfig, ModelConfig)}
 """Config -> its options (option name -> field name), as config.py declares them."""
 
+QUESTION_CHARS = 20_000
+"""The longest question lcread takes (the CLI, the library, batch tasks, MCP): a question is a sentence or a few,
+and every pass over it must stay bounded."""
+
 _models: dict[tuple, object] = {}
 _models_lock = threading.Lock()
 
@@ -55,6 +59,8 @@ def check_arguments(inputs, question, model=None, display=None, trace=None, on_w
         raise UsageError(f"question must be text (a str), not {type(question).__name__}")
     if not question.strip():
         raise UsageError('the question is empty: ask something, e.g. lcread ask notes.txt "Who signed the lease?"')
+    if len(question) > QUESTION_CHARS:
+        raise UsageError(f"the question is {len(question):,} characters: ask in at most {QUESTION_CHARS:,}")
     items = [inputs] if isinstance(inputs, (str, Path)) else inputs
     if not isinstance(items, (list, tuple)) or not items or not all(isinstance(i, (str, Path)) for i in items):
         raise UsageError("inputs must be a path, or a list of paths (str or pathlib.Path), or '-' for stdin")

@@ -8,7 +8,6 @@ import os
 import statistics
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -19,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
-from lcread.api import ask_with, load_model, make_config
+from lcread.api import QUESTION_CHARS, ask_with, load_model, make_config
 from lcread.config import ModelConfig, env_model
 from lcread.errors import LcreadError
 from lcread.models import Model
@@ -76,6 +75,8 @@ def _invalid(task: BatchTask) -> str | None:
 
     if not task.question.strip():
         return "question: the question is empty"
+    if len(task.question) > QUESTION_CHARS:
+        return f"question: {len(task.question):,} characters; ask in at most {QUESTION_CHARS:,}"
     if not task.documents:
         return "documents: give at least one file or folder"
     if task.mode is not None and task.mode not in MODES:
@@ -107,6 +108,7 @@ class ResultWriter:
     """Appends one JSON line per result and flushes it to disk at once (thread-safe)."""
 
     def __init__(self, path: Path):
+        self.path = path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "a", encoding="utf-8")
@@ -117,12 +119,19 @@ class ResultWriter:
 
     def write(self, row: dict) -> None:
         with self._lock:
-            self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            try:
+                self._file.write(json.dumps(row, ensure_ascii=False) + "\n")
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError as e:
+                raise LcreadError(f"cannot write the results to {self.path} ({(e.strerror or str(e)).lower()}): the "
+                                  "results written so far are kept; make room and run again with --resume") from None
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:
+            pass  # a write that failed has said so already; what was written is kept
 
 
 def run_task(task: BatchTask, models: Callable[[str | None], Model], settings: Settings, trace: Trace,
@@ -189,21 +198,64 @@ def run_batch(tasks: list[BatchTask], writer: ResultWriter, models: Callable[[st
     remote = [t for t in tasks if t not in local]
     for task in local:
         done(work(task))
-    pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
-    futures = [pool.submit(work, t) for t in remote]
+    results = _Workers(work, remote, max(1, concurrency))
     try:
-        for future in as_completed(futures):
-            done(future.result())
-    except KeyboardInterrupt:
+        for row in results:
+            done(row)
+    except KeyboardInterrupt:  # the runs stop at their next step; a call in flight is not waited for
         display.stop.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-        for future in futures:  # a task that finished while the others were stopping is kept
-            if future.done() and not future.cancelled() and future.exception() is None and \
-                    all(r["id"] != future.result()["id"] for r in rows):
-                done(future.result())
+        for row in results.finished():  # what completed meanwhile is kept
+            done(row)
         raise
-    pool.shutdown()
     return rows
+
+
+class _Workers:
+    """Tasks run by daemon threads, their rows yielded as they complete. A batch interrupted does not wait for a
+    model call in flight: the threads are left to end with the process, and the results written are kept."""
+
+    def __init__(self, work, tasks: list, count: int):
+        import queue
+
+        self.work, self.todo, self.out = work, queue.Queue(), queue.Queue()
+        self.left = len(tasks)
+        for t in tasks:
+            self.todo.put(t)
+        for _ in range(min(count, len(tasks))):
+            threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        import queue
+
+        while True:
+            try:
+                task = self.todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                self.out.put(self.work(task))
+            except BaseException as e:  # noqa: BLE001 - an interrupted run: the batch is stopping
+                self.out.put(e)
+
+    def __iter__(self):
+        while self.left:
+            item = self.out.get()
+            self.left -= 1
+            if isinstance(item, BaseException):
+                raise KeyboardInterrupt
+            yield item
+
+    def finished(self) -> list[dict]:
+        import queue
+
+        rows = []
+        while True:
+            try:
+                item = self.out.get_nowait()
+            except queue.Empty:
+                return rows
+            if isinstance(item, dict):
+                rows.append(item)
 
 
 def _is_local(models: Callable[[str | None], Model], task: BatchTask) -> bool:
@@ -267,8 +319,7 @@ def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | 
 
         need_ray()  # before anything is read or written: say how to install it
     todo = load_tasks(tasks)
-    if out.is_dir():
-        raise LcreadError(f"--out {out} is a folder: give the results file to write, e.g. {out}/results.jsonl")
+    check_out(tasks, out)
     if out.exists() and out.stat().st_size and not resume:
         raise LcreadError(f"{out} already holds results: add --resume to skip the tasks done, or choose another --out")
     done = completed_ids(out) if resume else set()
@@ -291,6 +342,26 @@ def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | 
             run_trace.close()
     console.print(summary_table(rows))
     return rows
+
+
+def check_out(tasks: Path, out: Path) -> None:
+    """The results file must be a new or regular file, and not the task file itself (by any name)."""
+    import stat
+
+    if out.is_dir():
+        raise LcreadError(f"--out {out} is a folder: give the results file to write, e.g. {out}/results.jsonl")
+    try:
+        st = out.stat()
+    except OSError:
+        return  # a new file
+    if not stat.S_ISREG(st.st_mode) and not stat.S_ISCHR(st.st_mode):
+        raise LcreadError(f"--out {out} is not a regular file (a pipe or a socket): give a file to append results to")
+    try:
+        same = os.path.samefile(tasks, out)
+    except OSError:
+        same = False
+    if same:
+        raise LcreadError(f"--out {out} is the task file: give another file for the results")
 
 
 def model_chooser(default: str | None, api_base: str | None, router: Path | None,

@@ -25,8 +25,6 @@ from pydantic import BaseModel, Field
 
 from lcread.errors import LcreadError
 
-MAX_QUESTION = 20_000
-"""Characters of a question (or search words) a client may send."""
 MAX_PATTERN = 2_000
 """Characters of a grep pattern a client may send."""
 UNKNOWN = "no such file or folder in the served folders (list shows what there is)"
@@ -194,8 +192,6 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
         checked (document, line, characters, page, quote). `verified` says whether the cited evidence holds."""
         try:
             api.check_arguments(inputs, question)
-            if len(question) > MAX_QUESTION:
-                raise LcreadError(f"the question is {len(question):,} characters: ask in at most {MAX_QUESTION:,}")
             paths = [served.resolve(i) for i in inputs]
             options = {**defaults, **{k: v for k, v in (("max_steps", max_steps), ("read_chars", read_chars),
                                                           ("max_seconds", max_seconds)) if v is not None}}
@@ -231,8 +227,8 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
     async def search(inputs: list[str], words: str) -> str:
         """The passages of the files or folders that best match the words (ranked; any word forms), each with
         DOC:LINE, its page and heading path. Bounded output."""
-        if not words.strip() or len(words) > MAX_QUESTION:
-            raise fail(LcreadError(f"give 1 to {MAX_QUESTION:,} characters of words to search for"))
+        if not words.strip() or len(words) > api.QUESTION_CHARS:
+            raise fail(LcreadError(f"give 1 to {api.QUESTION_CHARS:,} characters of words to search for"))
         return await blocking(reading, inputs, Command("search", "search", query=" ".join(words.split())[:300],
                                                        count=TOP))
 
