@@ -208,3 +208,95 @@ def test_a_question_over_the_bound_is_refused_before_any_work(write):
 
     with pytest.raises(LcreadError, match="tasks.jsonl:1: question: .* ask in at most 20,000"):
         load_tasks(_tasks(write, big))
+
+
+# --- a hostile server: bounded, one line, the documented status --------------------------------------------------
+
+REPORT = "intro line\nThe Marlow Street hospital reported 12,310 beds in its last survey.\n"
+BEDS = "How many beds did the Marlow Street hospital report?"
+
+
+def _ask_server(write, steps, *extra, default=None, env=None, timeout=90):
+    import json as _json
+    import time
+
+    from conftest import run_cli
+    from fault_server import FaultServer
+
+    doc = write("report.txt", REPORT)
+    with FaultServer(steps, default=default) as server:
+        started = time.monotonic()
+        proc = run_cli("ask", str(doc), BEDS, "--model", "openai/fake", "--api-base", server.base, "--json", *extra,
+                       env={"OPENAI_API_KEY": "sk-test", **(env or {})}, timeout=timeout)
+        took = time.monotonic() - started
+    out = proc.stdout.decode().strip().splitlines()
+    return proc, _json.loads(out[-1]) if out else None, took
+
+
+def _one_line(proc):
+    err = proc.stderr.decode()
+    assert "Traceback" not in err and "MarkupError" not in err, err[-800:]
+    assert len([ln for ln in err.splitlines() if ln.startswith("lcread: error")]) <= 1, err[-800:]
+
+
+def test_a_huge_error_body_is_cut_and_the_run_ends_in_its_time(write):
+    from fault_server import Step
+
+    steps = [Step(status=500, body="x" * 50_000_000)]
+    proc, out, took = _ask_server(write, steps, "--max-seconds", "20", default=Step(status=500, body="y" * 1000),
+                                  env={"LCREAD_RETRIES": "1"}, timeout=120)
+    _one_line(proc)
+    assert took < 40 and proc.returncode in (3, 5) and out is not None
+
+
+def test_a_retry_after_far_in_the_future_is_bounded_by_the_run_s_time_limit(write):
+    from fault_server import Step, error_body
+
+    date = "Wed, 21 Oct 2099 07:28:00 GMT"
+    steps = [Step(status=429, body=error_body(429, "busy"), headers={"Retry-After": date})] * 8
+    proc, out, took = _ask_server(write, steps, "--max-seconds", "5", timeout=120)
+    _one_line(proc)
+    assert took < 30 and proc.returncode == 3 and out["stop_reason"].startswith("time limit")
+
+
+def test_a_retry_after_beyond_the_time_left_is_the_time_limit_not_a_model_error(write):
+    from fault_server import Step, error_body
+
+    steps = [Step(status=429, body=error_body(429, "busy"), headers={"Retry-After": "50"})] * 4
+    proc, out, took = _ask_server(write, steps, "--max-seconds", "4", timeout=120)
+    _one_line(proc)
+    assert proc.returncode == 3 and out["stop_reason"].startswith("time limit") and took < 30
+
+
+def test_a_megabyte_answer_from_the_model_ends_in_time(write):
+    from fault_server import Step
+
+    steps = [Step(text='answer "' + "12,310 beds " * 90_000 + '"')]
+    proc, out, took = _ask_server(write, steps, "--max-seconds", "20", default=Step(text='answer "12,310"'),
+                                  timeout=120)
+    _one_line(proc)
+    assert took < 45 and out is not None
+
+
+@pytest.mark.parametrize("body", [
+    '{"id": "x", "object": "chat.completion", "created": 0, "model": "fake", "choices": [{"index": 0, '
+    '"message": null, "finish_reason": "stop"}]}',
+    '{"id": "x", "object": "chat.completion", "created": 0, "model": "fake", "choices": [{"index": 0, '
+    '"message": {"role": "assistant", "content": "answer \\"12,310\\""}, "finish_reason": "stop"}], '
+    '"usage": {"prompt_tokens": "fifty", "completion_tokens": "5", "total_tokens": "x"}}'])
+def test_odd_replies_are_one_line_never_a_traceback(write, body):
+    from fault_server import Step
+
+    proc, out, _ = _ask_server(write, [Step(body=body)], env={"LCREAD_RETRIES": "1"},
+                               default=Step(text='answer "12,310"'))
+    _one_line(proc)
+    assert out is not None and isinstance(out.get("total_tokens", 0), int)
+
+
+def test_a_server_error_holding_markup_is_shown_as_text(write):
+    from fault_server import Step, error_body
+
+    steps = [Step(status=400, body=error_body(400, "bad [/bold] request [red]x[/red]"))]
+    proc, out, _ = _ask_server(write, steps)
+    _one_line(proc)
+    assert proc.returncode == 5 and "[/bold]" in proc.stderr.decode()

@@ -16,6 +16,10 @@ class ModelError(LcreadError):
     """The retries the failed call made before giving up (attempt, error, wait)."""
 
 
+class OutOfTime(ModelError):
+    """The call could not finish (or be tried again) within the run's own time limit: the run ends at its limit."""
+
+
 class ContextOverflow(ModelError):
     """The server refused the request as longer than its context window."""
 

@@ -16,7 +16,7 @@ from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted
 from lcread.agent.run import Context, Run, example_term
 from lcread.config import LoopConfig
 from lcread.display import Display
-from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, Submitted
+from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, OutOfTime, Submitted
 from lcread.grounding.evidence import EvidenceLog
 from lcread.models import Messages, Model, Reply, Scoring
 from lcread.reader import Reader, Reading, Scorer, asked, parse_options, scorer_for
@@ -24,6 +24,8 @@ from lcread.result import NOTHING_BEFORE_LIMIT, NOTHING_FOUND, RunResult, Stop, 
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 
+REPLY_CHARS = 16_000
+"""Characters of a reply read at most: a command and its state are a few hundred; a server may send megabytes."""
 LOOKUP_ROUNDS = 3
 """Rounds of lookups and reading again after one call at most (a name defined as another, a chain's links)."""
 
@@ -91,7 +93,7 @@ class CommandLoop:
                                scoring=scoring)
         run.stats.steps += 1
         try:
-            command = context.read(reply.text)
+            command = context.read(reply.text[:REPLY_CHARS])
         except FormatError:
             self.judge(run, pool, reply, None)  # a reading the reader is sure of ends the run all the same
             raise
@@ -147,7 +149,7 @@ class CommandLoop:
                                      **({"scoring": scoring} if scoring is not None else {}))
         except ModelError as e:
             self.record_retries(e.retries)
-            if run.stats.seconds >= self.config.max_seconds - 0.5:  # the call was cut by the run's own time limit
+            if isinstance(e, OutOfTime) or run.stats.seconds >= self.config.max_seconds - 0.5:  # the run's own limit
                 raise LimitReached(Stop.TIME_LIMIT, f"{self.config.max_seconds:.0f} s") from None
             raise
         self.record_retries(reply.retries)

@@ -11,7 +11,7 @@ import random
 import time
 
 from lcread.config import ModelConfig
-from lcread.errors import ContextOverflow, ModelError, redact
+from lcread.errors import ContextOverflow, ModelError, OutOfTime, redact
 from lcread.models import Messages, Reply, TokenScore, guard
 from lcread.models.tokens import count_messages
 
@@ -105,7 +105,8 @@ class LiteLLMModel:
         if self.router is None and _routable(litellm, self.name):
             guard(self.name, self.config.api_base)  # in unit tests: no request may leave the machine
         deadline = time.monotonic() + (timeout if timeout is not None else 1e9)
-        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0, num_retries=0)
+        kwargs = dict(model=self.name, messages=messages, max_tokens=max_tokens, temperature=0.0, num_retries=0,
+                      max_retries=0)  # the OpenAI client's own retries (and their Retry-After sleeps) are lcread's
         if logprobs is not None:
             kwargs.update(logprobs=True, top_logprobs=max(1, min(logprobs, 20)))
         if self.config.api_base and self.router is None:
@@ -116,7 +117,7 @@ class LiteLLMModel:
         for attempt in range(self.config.retries + 1):
             left = deadline - time.monotonic()
             if left <= 0:
-                raise _with(ModelError(f"model {self.name}: the run's time limit was reached during the call"), retries)
+                raise _with(OutOfTime(f"model {self.name}: the run's time limit was reached during the call"), retries)
             started = time.monotonic()
             try:
                 response = (self.router or litellm).completion(**kwargs, timeout=min(self.config.timeout, left))
@@ -124,7 +125,10 @@ class LiteLLMModel:
                 break
             except Exception as e:  # noqa: BLE001 - sorted into retry, stop, or explain below
                 wait = self._retry_wait(e, attempt)
-                if wait is None or attempt == self.config.retries or time.monotonic() + wait >= deadline:
+                if wait is not None and attempt < self.config.retries and time.monotonic() + wait >= deadline:
+                    raise _with(OutOfTime(f"model {self.name}: the run's time limit comes before the server's next "
+                                          f"try ({_short(e)})"), retries) from None
+                if wait is None or attempt == self.config.retries:
                     raise _with(_explain(self.name, e, attempt + 1, retried=wait is not None), retries) from None
                 retries.append({"attempt": attempt + 1, "error": _short(e), "wait": round(wait, 2)})
                 self._sleep(wait)
@@ -333,7 +337,10 @@ def load_router(path) -> "object":
 
 
 def _short(e: Exception) -> str:
-    return redact(" ".join(str(e).split()))[:300]
+    """The exception in one line of at most 300 characters, without a traceback a library put in its message, read
+    from at most its first 4,000 characters (a server may send megabytes of error)."""
+    text = str(e)[:4000].split("Traceback (most recent call last)")[0]
+    return redact(" ".join(text.split()))[:300] or type(e).__name__
 
 
 def _explain_bad_request(name: str, e: Exception) -> str:

@@ -18,6 +18,8 @@ from lcread.reader.scorer import Scorer, scorer_for
 ANSWER_PREFIX = 'answer "'
 """The reply's start the spans are scored after: the command that answers, as the model writes it."""
 ANSWER_END = '"'
+FREE_CHARS = 2_000
+"""Characters of the model's own answer read at most (an answer is a value or a few sentences)."""
 
 __all__ = ["Asked", "Candidate", "Reader", "Reading", "Scorer", "asked", "parse_options", "scorer_for"]
 
@@ -184,7 +186,7 @@ class Reader:
         known = [self.scores.get(c.key) for c in pool]
         likelihood = [k[0] if k else [] for k in known] if any(known) else None
         ranks = [(k[1] or []) if k else [] for k in known] if any(known) else None
-        free = (free or "").strip().strip("\"'`") or None
+        free = (free or "")[:FREE_CHARS].strip().strip("\"'`") or None
         if free and not any(c.key == key(free) for c in pool):
             pool.append(derived.judge_set(self.located(free), self.asked, pool,
                                           lambda t: self.evidence.searched(t) is not None))
