@@ -128,9 +128,14 @@ class Actions:
         return ran
 
     def followed(self, run: Run, observation: Observation) -> Observation:
-        """The observation, with what lcread looked up itself since the last one."""
+        """The observation, with what lcread looked up itself since the last one (cut to a third of an output:
+        the reader has all of it as evidence; the model needs the gist)."""
         if run.looked_up:
-            observation.text = "\n".join([observation.text, *run.looked_up])
+            extra = "\n".join(run.looked_up)
+            room = self.tools.cap // 3
+            if len(extra) > room:
+                extra = extra[:room] + f"\n[lcread's own lookups cut at {room:,} characters]"
+            observation.text = "\n".join([observation.text, extra])
             run.looked_up.clear()
         return observation
 
