@@ -300,3 +300,32 @@ def test_a_server_error_holding_markup_is_shown_as_text(write):
     proc, out, _ = _ask_server(write, steps)
     _one_line(proc)
     assert proc.returncode == 5 and "[/bold]" in proc.stderr.decode()
+
+
+# --- the library checks its arguments up front ----------------------------------------------------------------------
+
+class _Minimal:
+    def query(self, *a, **k):
+        raise AssertionError("never called")
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda d: lcread.ask(1, "Where?", model=ScriptedModel([])), "inputs must be a path"),
+    (lambda d: lcread.ask(d, 1, model=ScriptedModel([])), "question must be text"),
+    (lambda d: lcread.ask(d, "Where?", model=_Minimal()), "has no name, context_window"),
+    (lambda d: lcread.ask(d, "Which? A) x B) y", model=ScriptedModel([]), options=[1, 2]), "options must be a list"),
+    (lambda d: lcread.ask(d, "Which?", model=ScriptedModel([]), options="A) x"), "options must be a list"),
+    (lambda d: lcread.api.ask_with(d, "Where?", ScriptedModel([]), None), "settings must be built"),
+    (lambda d: lcread.api.ask_with(d, "Where?", ScriptedModel([]), {"max_steps": 3}), "settings must be built"),
+    (lambda d: lcread.api.ask_with(d, "Where?", "local", lcread.api.settings_from("select", None, {})),
+     "for a model string use"),
+    (lambda d: lcread.api.ask_with(d, "Where?", _Minimal(), lcread.api.settings_from("select", None, {})),
+     "has no name"),
+])
+def test_library_arguments_are_one_line_errors_up_front(write, call, says):
+    from lcread.errors import LcreadError
+
+    doc = str(write("d.txt", "harbour\n"))
+    with pytest.raises(LcreadError) as e:
+        call(doc)
+    assert says in str(e.value) and "\n" not in str(e.value)

@@ -45,6 +45,8 @@ def ask(inputs: str | Path | list[str | Path], question: str, *, mode: str = "se
     `lcread.reader.Scorer`), when not the model's own calibration.
     Returns the RunResult: answer, final, verified, citations, missing, costs (`to_dict()` for JSON)."""
     check_arguments(inputs, question, model, display, trace, on_warning, progress)
+    if options is not None and (not isinstance(options, (list, tuple)) or not all(isinstance(o, str) for o in options)):
+        raise UsageError('options must be a list of answer texts, e.g. options=["A) Anne", "B) Elinor"]')
     configs = configs_from(settings)
     run_settings = _settings(mode, options, configs)
     run_settings.scorer = scorer
@@ -64,10 +66,8 @@ def check_arguments(inputs, question, model=None, display=None, trace=None, on_w
     items = [inputs] if isinstance(inputs, (str, Path)) else inputs
     if not isinstance(items, (list, tuple)) or not items or not all(isinstance(i, (str, Path)) for i in items):
         raise UsageError("inputs must be a path, or a list of paths (str or pathlib.Path), or '-' for stdin")
-    if model is not None and not isinstance(model, str) and not (hasattr(model, "query") and
-                                                                 hasattr(model, "count_tokens")):
-        raise UsageError(f"model must be a model string or a Model object (query, count_tokens), not "
-                         f"{type(model).__name__}")
+    if model is not None and not isinstance(model, str):
+        check_model(model)
     if display is not None and not all(callable(getattr(display, m, None)) for m in ("start", "step", "finish")):
         raise UsageError("display must have the display methods (start, step, compaction, chunk, state, finish)")
     if trace is not None and not isinstance(trace, (str, Path)) and not callable(getattr(trace, "event", None)):
@@ -77,6 +77,19 @@ def check_arguments(inputs, question, model=None, display=None, trace=None, on_w
     for name, value in (("on_warning", on_warning), ("progress", progress)):
         if value is not None and not callable(value):
             raise UsageError(f"{name} must be a function")
+
+
+MODEL_PARTS = ("name", "context_window", "supports_grammar", "supports_logprobs", "supports_scoring", "scores_spans",
+               "in_process", "chunk_chars", "query", "count_tokens", "score")
+"""What a Model object must have (the Model protocol, lcread.models)."""
+
+
+def check_model(model) -> None:
+    """A Model object must have every part of the Model protocol: one line naming what it lacks."""
+    lacking = [p for p in MODEL_PARTS if not hasattr(model, p)]
+    if lacking:
+        raise UsageError(f"model must be a model string or a Model object; this {type(model).__name__} has no "
+                         f"{', '.join(lacking)} (see lcread.models.Model)")
 
 
 def settings_from(mode: str, options: list[str] | None, settings: dict):
@@ -98,8 +111,18 @@ def ask_with(inputs: str | Path | list[str | Path], question: str, model, settin
     """`ask` with its settings built (`settings_from`) and a model object, or a function that makes one: it is
     called only once the inputs are known to be readable. Batch and bench come in here."""
     from lcread.documents import DocumentStore
-    from lcread.run import answer
+    from lcread.run import Settings, answer
     from lcread.trace import JsonlTrace, NullTrace
+
+    check_arguments(inputs, question, None, display, trace)
+    if not isinstance(settings, Settings):
+        raise UsageError(f"settings must be built by lcread.api.settings_from(mode, options, {{...}}), not "
+                         f"{type(settings).__name__}")
+    if isinstance(model, str) or not (callable(model) or hasattr(model, "query")):
+        raise UsageError("ask_with takes a Model object or a function that makes one: for a model string use "
+                         "lcread.ask(..., model=NAME) or lcread.api.load_model(NAME)")
+    if hasattr(model, "query"):
+        check_model(model)
 
     inputs = [str(i) for i in ([inputs] if isinstance(inputs, (str, Path)) else inputs)]
     record = JsonlTrace(trace) if isinstance(trace, (str, Path)) else trace or NullTrace()
