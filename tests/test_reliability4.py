@@ -329,3 +329,80 @@ def test_library_arguments_are_one_line_errors_up_front(write, call, says):
     with pytest.raises(LcreadError) as e:
         call(doc)
     assert says in str(e.value) and "\n" not in str(e.value)
+
+
+# --- the conversion cache: leftovers swept, an index that points elsewhere, a changed middle, an unwritable folder
+
+def _gz(write, name, text):
+    import gzip
+
+    return write(name, gzip.compress(text.encode()))
+
+
+def test_a_killed_conversion_s_leftover_is_counted_then_swept(tmp_path, monkeypatch, write):
+    from lcread.documents import DocumentStore, default_cache
+
+    monkeypatch.setenv("LCREAD_CONVERT_DIR", str(tmp_path / "conv"))
+    DocumentStore.open([str(_gz(write, "a.txt.gz", "harbour\n" * 10))]).close()
+    left = tmp_path / "conv" / ".converting-999999-abc.txt"  # no such process
+    left.write_bytes(b"x" * 1000)
+    assert default_cache().info()["leftovers"] == 1 and default_cache().info()["leftover_bytes"] == 1000
+    DocumentStore.open([str(_gz(write, "b.txt.gz", "ferry\n" * 10))]).close()  # a conversion sweeps them
+    assert not left.exists()
+
+
+def test_an_index_pointed_at_another_entry_serves_the_right_text(tmp_path, monkeypatch, write):
+    import json as _json
+
+    from lcread.documents import DocumentStore
+
+    monkeypatch.setenv("LCREAD_CONVERT_DIR", str(tmp_path / "conv"))
+    a, b = _gz(write, "a.txt.gz", "alpha harbour\n" * 10), _gz(write, "b.txt.gz", "beta ferry\n" * 10)
+    for p in (a, b):
+        DocumentStore.open([str(p)]).close()
+    index_file = tmp_path / "conv" / "index.json"
+    index = _json.loads(index_file.read_text())
+    keys = list(index.values())
+    index = {stamp: keys[1] for stamp in index}  # every file now said to be b's entry
+    index_file.write_text(_json.dumps(index))
+    with DocumentStore.open([str(a)]) as store:
+        assert "alpha harbour" in next(store.docs[0].read_lines(1, 1)).text
+
+
+def test_a_cached_text_changed_in_its_middle_is_converted_again(tmp_path, monkeypatch, write):
+    from lcread.documents import DocumentStore
+
+    monkeypatch.setenv("LCREAD_CONVERT_DIR", str(tmp_path / "conv"))
+    source = _gz(write, "a.txt.gz", "".join(f"line {i} harbour\n" for i in range(200_000)))
+    DocumentStore.open([str(source)]).close()
+    text = next(p for p in (tmp_path / "conv").glob("*.txt") if not p.name.startswith("."))
+    data = bytearray(text.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 7] = b"FORGED!"
+    text.write_bytes(bytes(data))  # the same size, the same first and last 64 KB
+    with DocumentStore.open([str(source)]) as store:
+        assert any("converted again" in w for w in store.warnings)
+        assert not any("FORGED" in line.text for line in store.docs[0].read_lines(1, store.docs[0].lines))
+
+
+@pytest.mark.parametrize("how", ["read-only", "a file"])
+def test_an_unwritable_conversion_cache_is_one_line_saying_what_to_do(tmp_path, write, how):
+    import os
+
+    from conftest import run_cli, unprivileged
+
+    folder = tmp_path / "conv"
+    if how == "read-only":
+        folder.mkdir()
+        os.chmod(folder, 0o555)
+    else:
+        folder.write_text("x")
+    gz = _gz(write, "a.txt.gz", "harbour\n" * 10)
+    import subprocess
+    import sys
+
+    proc = subprocess.run(unprivileged([sys.executable, "-m", "lcread", "ask", str(gz), "Where?", "--model",
+                                        "openai/x", "--api-base", "http://127.0.0.1:9/v1"]),
+                          capture_output=True, env={**os.environ, "LCREAD_CONVERT_DIR": str(folder)}, timeout=60)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "LCREAD_CONVERT_DIR" in err and "Traceback" not in err and "OSError" not in err

@@ -158,17 +158,21 @@ def mcp(root: Annotated[list[str], typer.Option("--root", help="A folder the ser
 @cache_app.command("info")
 def cache_info() -> None:
     """Where the caches are, what they hold, and their size against their bounds."""
+    from lcread.display import clean
     from lcread.documents import default_cache
     from lcread.models.promptcache import folder_info
     from lcread.tools import wordindex
     info, kv = default_cache().info(), folder_info()
     indexes = wordindex.entries()
-    typer.echo(f"{info['folder']}: {info['entries']} converted documents, {info['bytes']:,} bytes "
-               f"(bound {info['max_bytes']:,}; LCREAD_CACHE_BYTES)")
-    typer.echo(f"{kv['folder']}: {kv['entries']} saved prompt states, {kv['bytes']:,} bytes "
-               f"(bound {kv['max_bytes']:,} per model; LCREAD_KV_BYTES)")
-    typer.echo(f"{wordindex.index_root()}: {len(indexes)} word indexes of large documents, "
-               f"{sum(size for _, size, _ in indexes):,} bytes (LCREAD_INDEX_CACHE_BYTES)")
+    for line in (f"{info['folder']}: {info['entries']} converted documents, {info['bytes']:,} bytes "
+                 f"(bound {info['max_bytes']:,}; LCREAD_CACHE_BYTES)" +
+                 (f"; {info['leftovers']} unfinished conversions, {info['leftover_bytes']:,} bytes"
+                  if info.get("leftovers") else ""),
+                 f"{kv['folder']}: {kv['entries']} saved prompt states, {kv['bytes']:,} bytes "
+                 f"(bound {kv['max_bytes']:,} per model; LCREAD_KV_BYTES)",
+                 f"{wordindex.index_root()}: {len(indexes)} word indexes of large documents, "
+                 f"{sum(size for _, size, _ in indexes):,} bytes (LCREAD_INDEX_CACHE_BYTES)"):
+        typer.echo(clean(line))  # a folder's name is the user's: its escape sequences are shown, not sent
 
 
 @cache_app.command("clear")
@@ -177,6 +181,7 @@ def cache_clear() -> None:
     LCREAD_CONVERT_DIR set, only that folder is cleared: the prompt states elsewhere are not its to remove."""
     import os
 
+    from lcread.display import clean
     from lcread.documents import default_cache
     from lcread.models.promptcache import clear_folder, folder_info
     from lcread.tools import wordindex
@@ -184,8 +189,8 @@ def cache_clear() -> None:
     converted = cache.clear()
     if os.environ.get("LCREAD_CONVERT_DIR") and not (os.environ.get("LCREAD_KV_DIR") or
                                                      os.environ.get("LCREAD_CACHE_DIR")):
-        typer.echo(f"removed {converted} converted documents from {cache.folder}; the saved prompt states in "
-                   f"{folder_info()['folder']} were left (set LCREAD_KV_DIR to clear them)")
+        typer.echo(clean(f"removed {converted} converted documents from {cache.folder}; the saved prompt states in "
+                         f"{folder_info()['folder']} were left (set LCREAD_KV_DIR to clear them)"))
         return
     typer.echo(f"removed {converted} converted documents, {clear_folder()} saved prompt states and "
                f"{wordindex.clear()} word indexes")

@@ -543,21 +543,23 @@ def _read_pipe(path: Path) -> Path:
 
 def _unique_names(hints: list[str]) -> list[str]:
     """Short names, each unique: where two collide, the later ones get the first numeric suffix before the
-    extension that no other document has. Control characters (a newline in a file name) become "?", so a name can
-    neither forge a line of a listing nor fail to be written in a command."""
-    taken = set()
+    extension that no other document has. Control characters (a newline in a file name) and bytes that are not
+    UTF-8 become "?", so a name can neither forge a line of a listing nor fail to be written in a command or a
+    request. Linear in the names, however many collide."""
+    clean = [_CONTROL_IN_NAME.sub("?", hint.replace(" ", "_")) for hint in hints]
+    wanted, taken, next_n = set(clean), set(), {}
     names = []
-    for hint in hints:
-        name = _CONTROL_IN_NAME.sub("?", hint.replace(" ", "_"))
+    for name in clean:
         if name in taken:
             stem, dot, ext = name.rpartition(".")
-            n = 2
-            while (candidate := f"{stem}-{n}.{ext}" if dot and stem else f"{name}-{n}") in taken or candidate in hints:
+            n = next_n.get(name, 2)
+            while (candidate := f"{stem}-{n}.{ext}" if dot and stem else f"{name}-{n}") in taken or candidate in wanted:
                 n += 1
+            next_n[name] = n + 1
             name = candidate
         taken.add(name)
         names.append(name)
     return names
 
 
-_CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")

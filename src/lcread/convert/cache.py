@@ -70,13 +70,15 @@ class ConvertCache:
         """Most bytes one conversion may write: the expansion bound, and never more than the cache holds."""
         self.damaged: list[str] = []
         """Entries found damaged and removed during this process (the caller warns)."""
+        self._pending: dict[str, str] = {}
+        """Key -> the stamp of the source hashed to it, for the entry about to be written."""
 
     def key(self, path: Path) -> str:
         st = os.stat(path)
         # ctime and inode change with any rewrite, whatever mtime is set back to: the stamp cannot go stale
         stamp = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
         index = self._index()
-        if stamp in index and (self.folder / f"{index[stamp]}.txt").exists():
+        if stamp in index and stamp in self._stamps(index[stamp]):  # the entry says it was made from this file
             return index[stamp]
         digest = hashlib.sha256(VERSION.encode())
         with open(path, "rb") as f:
@@ -85,7 +87,33 @@ class ConvertCache:
         key = digest.hexdigest()[:32]
         index[stamp] = key
         self._save_index(index)
+        self._stamp(key, stamp)
         return key
+
+    def _stamps(self, key: str) -> list[str]:
+        """The source files (their stamps) an entry was made from or confirmed, by hashing, to be made from."""
+        try:
+            data = json.loads((self.folder / f"{key}.map.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        stamps = data.get("stamps") if isinstance(data, dict) else None
+        return [x for x in stamps if isinstance(x, str)] if isinstance(stamps, list) else []
+
+    def _stamp(self, key: str, stamp: str) -> None:
+        """Record in an existing entry that this source file (hashed just now) is one it was made from."""
+        meta = self.folder / f"{key}.map.json"
+        try:
+            data = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self._pending[key] = stamp  # the entry is about to be written: it takes the stamp then
+            return
+        if not isinstance(data, dict) or stamp in (data.get("stamps") or []):
+            return
+        data["stamps"] = [*(data.get("stamps") or []), stamp][-MAX_STAMPS:]
+        self._write_meta(meta, data)
+
+    def _write_meta(self, meta: Path, data: dict) -> None:
+        _write_json(self.folder, meta, data)
 
     def get(self, key: str) -> tuple[Path, SourceMap] | None:
         """The entry's text and source map, or None when there is none or it is damaged (then it is removed, and
@@ -126,24 +154,52 @@ class ConvertCache:
 
     @contextlib.contextmanager
     def writing(self, key: str):
-        """Yield (binary text file, Marks); on success both are renamed into place, else removed."""
+        """Yield (binary text file, Marks); on success both are renamed into place, else removed. The temporary
+        file carries the process id, so one a killed conversion left is swept (evict) and counted (info)."""
         self._make_folder()
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".converting-", suffix=".txt")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=f".converting-{os.getpid()}-", suffix=".txt")
+        except OSError as e:
+            raise self._unwritable(e) from None
         marks = Marks("", "")
         try:
             with os.fdopen(fd, "wb") as out:
                 yield out, marks
             meta = Path(tmp).with_suffix(".json")
+            stamp = self._pending.pop(key, None)
             meta.write_text(json.dumps({"kind": marks.kind, "source": marks.source, "marks": list(marks),
-                                        "bytes": os.path.getsize(tmp), "sample": _sample(Path(tmp))}),
-                            encoding="utf-8")
+                                        "bytes": os.path.getsize(tmp), "sample": _sample(Path(tmp)),
+                                        "stamps": [stamp] if stamp else []}), encoding="utf-8")
             os.replace(tmp, self.folder / f"{key}.txt")
             os.replace(meta, self.folder / f"{key}.map.json")
+        except OSError as e:
+            Path(tmp).unlink(missing_ok=True)
+            Path(tmp).with_suffix(".json").unlink(missing_ok=True)
+            raise self._unwritable(e) from None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             Path(tmp).with_suffix(".json").unlink(missing_ok=True)
             raise
         self.evict(keep=key)
+
+    def _unwritable(self, e: OSError) -> LcreadError:
+        return LcreadError(f"cannot write the conversion cache {self.folder} ({(e.strerror or str(e)).lower()}): "
+                           "point LCREAD_CONVERT_DIR at a folder you can write, with room to spare")
+
+    def leftovers(self) -> list[Path]:
+        """Temporary files of conversions whose process is gone (killed mid-way), or a day old."""
+        import time
+
+        out = []
+        for stale in self.folder.glob(".converting-*") if self.folder.is_dir() else []:
+            pid = stale.name.split("-")[1] if stale.name.count("-") >= 2 else ""
+            try:
+                alive = pid.isdigit() and _alive(int(pid))
+                if not alive or time.time() - stale.stat().st_mtime > 86_400:
+                    out.append(stale)
+            except OSError:
+                continue
+        return out
 
     def entries(self) -> list[tuple[Path, int, float]]:
         """(text file, bytes with its map, last use) of every entry."""
@@ -159,6 +215,8 @@ class ConvertCache:
     def evict(self, keep: str | None = None) -> None:
         import time
 
+        for stale in self.leftovers():  # what a killed conversion left
+            stale.unlink(missing_ok=True)
         for stale in self.folder.glob(".reading-*.txt"):  # links left by runs that were killed
             try:
                 if time.time() - stale.stat().st_mtime > 86_400:
@@ -177,9 +235,10 @@ class ConvertCache:
             total -= size
 
     def info(self) -> dict:
-        entries = self.entries()
+        entries, leftovers = self.entries(), self.leftovers()
+        sizes = [p.stat().st_size for p in leftovers if p.exists()]
         return {"folder": str(self.folder), "entries": len(entries), "bytes": sum(s for _, s, _ in entries),
-                "max_bytes": self.max_bytes}
+                "max_bytes": self.max_bytes, "leftovers": len(sizes), "leftover_bytes": sum(sizes)}
 
     def clear(self) -> int:
         entries = self.entries()
@@ -204,13 +263,7 @@ class ConvertCache:
         """The index is only a shortcut past hashing: one that cannot be written (a folder in its place, a full
         disk) is left as it is, and the next run hashes again."""
         self._make_folder()
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".index-")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(dict(list(index.items())[-5000:]), f)
-            os.replace(tmp, self.folder / "index.json")
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
+        _write_json(self.folder, self.folder / "index.json", dict(list(index.items())[-5000:]))
 
     def _make_folder(self) -> None:
         try:
@@ -220,12 +273,49 @@ class ConvertCache:
                               "point LCREAD_CONVERT_DIR at a folder you can write") from None
 
 
-def _sample(path: Path, block: int = 1 << 16) -> str:
-    """A digest of a text's first and last 64 KB and its size: cheap on a 2 GB text, and it tells a truncated or
-    overwritten entry from the one written."""
-    digest = hashlib.sha256(str(path.stat().st_size).encode())
+def _write_json(folder: Path, path: Path, data) -> None:
+    """Write a JSON file by renaming a temporary one into place; a folder that cannot take it is left as it is
+    (the index and the stamps are shortcuts: the next run hashes again)."""
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp:
+            Path(tmp).unlink(missing_ok=True)
+
+
+WHOLE_DIGEST = 32 << 20
+"""Texts up to this size are digested whole when read from the cache (a tenth of a second); larger ones by samples."""
+SAMPLES = 1024
+"""Blocks of 4 KB read across a larger text to digest it (4 MB of a 2 GB text)."""
+MAX_STAMPS = 8
+"""Source files an entry remembers it was made from."""
+
+
+def _sample(path: Path) -> str:
+    """A digest of a text: the whole of it up to 32 MB, else its size and 1,024 blocks spread evenly through it.
+    It tells a truncated or overwritten entry from the one written, a change in its middle included."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(str(size).encode())
     with open(path, "rb") as f:
-        digest.update(f.read(block))
-        f.seek(max(0, path.stat().st_size - block))
-        digest.update(f.read(block))
+        if size <= WHOLE_DIGEST:
+            while block := f.read(1 << 20):
+                digest.update(block)
+        else:
+            for i in range(SAMPLES):
+                f.seek(i * (size - 4096) // (SAMPLES - 1))
+                digest.update(f.read(4096))
     return digest.hexdigest()[:24]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
