@@ -406,3 +406,42 @@ def test_an_unwritable_conversion_cache_is_one_line_saying_what_to_do(tmp_path, 
                           capture_output=True, env={**os.environ, "LCREAD_CONVERT_DIR": str(folder)}, timeout=60)
     err = proc.stderr.decode()
     assert proc.returncode == 1 and "LCREAD_CONVERT_DIR" in err and "Traceback" not in err and "OSError" not in err
+
+
+def test_unique_names_of_fifty_thousand_colliding_inputs_take_linear_time():
+    import time
+
+    from lcread.documents import _unique_names
+
+    started = time.monotonic()
+    names = _unique_names(["index.html"] * 50_000)
+    assert len(set(names)) == 50_000 and names[:3] == ["index.html", "index-2.html", "index-3.html"]
+    assert time.monotonic() - started < 2
+
+
+def test_names_that_are_not_utf8_or_hold_escapes_are_inert(tmp_path):
+    import json as _json
+    import os
+
+    from lcread.documents import DocumentStore
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    raw = os.fsencode(str(folder)) + b"/caf\xe9\x1b]0;title\x07.txt"
+    with open(raw, "wb") as f:
+        f.write(b"harbour\n")
+    with DocumentStore.open([str(folder)]) as store:
+        name = store.docs[0].name
+        _json.dumps({"content": store.listing()}).encode("utf-8")  # a request to a remote model can be built
+        assert "\x1b" not in name and "\x07" not in name and "?" in name
+        assert "harbour" in ToolRunner(store).run(parse(f"read {name} 1 1")).text
+
+
+def test_cache_info_shows_a_folder_s_escape_sequences_as_text(tmp_path):
+    from conftest import run_cli
+
+    folder = tmp_path / "c\x1b]0;owned\x07\u202eevil"
+    folder.mkdir()
+    proc = run_cli("cache", "info", env={"LCREAD_CONVERT_DIR": str(folder)}, timeout=60)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\\x1b" in out

@@ -543,10 +543,10 @@ def _read_pipe(path: Path) -> Path:
 
 def _unique_names(hints: list[str]) -> list[str]:
     """Short names, each unique: where two collide, the later ones get the first numeric suffix before the
-    extension that no other document has. Control characters (a newline in a file name) and bytes that are not
-    UTF-8 become "?", so a name can neither forge a line of a listing nor fail to be written in a command or a
-    request. Linear in the names, however many collide."""
-    clean = [_CONTROL_IN_NAME.sub("?", hint.replace(" ", "_")) for hint in hints]
+    extension that no other document has. Control characters (a newline in a file name), bytes that are not UTF-8
+    and the shell's characters (; | & < > quotes $) become "?", so a name can neither forge a line of a listing nor
+    fail to be written in a command or a request. Linear in the names, however many collide."""
+    clean = [_UNWRITABLE_IN_NAME.sub("?", _CONTROL_IN_NAME.sub("?", hint.replace(" ", "_"))) for hint in hints]
     wanted, taken, next_n = set(clean), set(), {}
     names = []
     for name in clean:
@@ -562,4 +562,6 @@ def _unique_names(hints: list[str]) -> list[str]:
     return names
 
 
+_UNWRITABLE_IN_NAME = re.compile(r"""[;|&<>'"\\$`]""")
+"""Characters a command line would read as the shell's (lcread parses commands with shlex): a name holds none."""
 _CONTROL_IN_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
