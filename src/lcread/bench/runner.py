@@ -138,7 +138,7 @@ def evidence_lines(store: DocumentStore, text: str) -> set[tuple[str, int]]:
 def _evidence_checks(task: Task, store: DocumentStore, result) -> dict:
     """For a real-document task: whether the answer cites the evidence line (attributed), and whether lcread's
     ranked first step (no model) already shows it."""
-    from lcread.agent.base import SEARCHED_KINDS
+    from lcread.agent.run import SEARCHED_KINDS
     from lcread.reader.question import asked, parse_options
     from lcread.tools import ToolRunner
 
