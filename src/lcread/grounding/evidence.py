@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from lcread.grounding.patterns import entry_name, us_spelling
+from lcread.text import entry_name, us_spelling
 from lcread.tools.evidence import Search, Shown
 
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[\"'(\[]?[A-Z0-9])")

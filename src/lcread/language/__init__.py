@@ -22,6 +22,11 @@ class Language:
     asking: frozenset[str]
     number_words: dict[str, int]
     months: frozenset[str]
+    weekdays: frozenset[str]
+    references: tuple[str, ...]
+    """Words before a number that make it a place ("page 57"), not a value."""
+    spellings: dict[str, str]
+    """Spellings read as another ("colour": "color")."""
     units: frozenset[str]
     yes: str
     no: str
@@ -34,10 +39,6 @@ class Language:
 
     def phrase(self, name: str) -> re.Pattern:
         return self.phrases[name]
-
-
-def _words(text: str) -> list[str]:
-    return text.split()
 
 
 @functools.lru_cache(maxsize=8)
@@ -55,16 +56,16 @@ def load(name: str | None = None) -> Language:
         forms = group.split()
         for form in forms:
             irregular.setdefault(form, set()).update(forms)
+    words = {k: raw[k].split() for k in ("stopwords", "asking", "number_words", "months", "weekdays", "references",
+                                         "units")}
     return Language(
-        name=name, lemmas=raw["lemmas"], stopwords=frozenset(_words(raw["stopwords"])),
-        asking=frozenset(_words(raw["asking"])),
-        number_words={w: i for i, w in enumerate(_words(raw["number_words"]))},
-        months=frozenset(_words(raw["months"])), units=frozenset(_words(raw["units"])), yes=raw["yes"], no=raw["no"],
-        how=dict(raw["how"]), related=dict(raw["related"]),
-        irregular={k: frozenset(v) for k, v in irregular.items()},
+        name=name, lemmas=raw["lemmas"], stopwords=frozenset(words["stopwords"]), asking=frozenset(words["asking"]),
+        number_words={w: i for i, w in enumerate(words["number_words"])}, months=frozenset(words["months"]),
+        weekdays=frozenset(words["weekdays"]), references=tuple(words["references"]),
+        spellings=dict(raw.get("spellings", {})), units=frozenset(words["units"]), yes=raw["yes"], no=raw["no"],
+        how=dict(raw["how"]), related=dict(raw["related"]), irregular={k: frozenset(v) for k, v in irregular.items()},
         phrases={k: re.compile(_asking(v, raw), re.I) for k, v in raw["phrases"].items()},
         answers=tuple((a["type"], re.compile(_asking(a["pattern"], raw), re.I)) for a in raw["answer"]))
-
 
 def _asking(pattern: str, raw: dict) -> str:
     """A pattern with the language's way of asking for a thing in place of {ask} ({{ and }} stay braces)."""

@@ -92,7 +92,7 @@ class ToolRunner:
         """The text of the entries the term names (a line that is only `HISTFILE` heads what is said of it, on
         the lines below, to a blank line or the next entry's name), and the line after each that ends mid-sentence."""
         from lcread.grounding.evidence import ENTRY_LINES
-        from lcread.grounding.patterns import entry_name
+        from lcread.text import entry_name
 
         out: list[Shown] = []
         for head in [p for p in pieces if p.start == 0 and entry_name(p.text)][:OCCURRENCE_SECTIONS]:

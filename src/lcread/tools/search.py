@@ -26,8 +26,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from lcread.grounding.patterns import TOC_LEADER, entry_name, holds_value, us_spelling
+from lcread.text import TOC_LEADER, entry_name, holds_value, us_spelling
 from lcread.documents import Changed
+from lcread.language import load as load_language
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, KEEP_SPANS, Hit, rg_stream
 
@@ -58,49 +59,17 @@ systems rank passages)."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+)*")
 _COMPOUND = re.compile(r"[A-Za-z][A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_ASKING = set("""what which who whom whose when where why how does do did is are was were can could would should will
-shall may might must much many""".split())
-_HOW = re.compile(r"\bhow\s+(long|big|large|far|often|old|wide|tall|high|deep|fast)\b", re.I)
-"""The asking phrase of "how long must ...": its adjective names the kind of answer, not the document's words;
-the noun a document uses for it ("how big": size) is looked for as a related word."""
-_HOW_NOUN = {"long": "length long", "big": "size", "large": "size", "far": "distance", "often": "frequency interval",
-             "old": "age", "wide": "width", "tall": "height", "high": "height", "deep": "depth", "fast": "speed rate"}
-RELATED = {
-    "minimum": "least min smallest lowest fewest", "min": "minimum least", "least": "minimum",
-    "maximum": "most max largest highest longest limit", "max": "maximum limit", "most": "maximum",
-    "largest": "maximum max", "biggest": "maximum largest", "smallest": "minimum", "longest": "maximum",
-    "limit": "maximum max", "default": "defaults initially", "initial": "default initially",
-    "size": "length", "length": "size long", "location": "directory path", "directory": "folder path",
-    "folder": "directory", "path": "directory location", "exist": "found", "missing": "found",
-    "code": "status", "status": "code", "delete": "remove", "remove": "delete", "start": "begin launch",
-    "stop": "terminate end", "kill": "terminate", "terminate": "kill", "error": "failure fail",
-    "fail": "error failure", "save": "store write keep",
-    "store": "save keep", "keep": "store save", "create": "make", "run": "execute", "execute": "run",
-    "show": "display print", "display": "show print", "print": "display show", "os": "operating system",
-    "config": "configuration", "configuration": "config", "dir": "directory", "doc": "documentation",
-    "user": "account", "account": "user", "id": "identifier", "uid": "user id", "gid": "group id",
-    "timeout": "wait", "wait": "timeout", "version": "release", "release": "version", "program": "binary command",
-    "command": "program", "width": "wide", "height": "high tall", "place": "locate put install",
-    "put": "place locate install", "locate": "place", "install": "place put",
-}
-"""Words that name the same thing in questions and in documents ("minimum" and "at least", "exit code" and
-"exit status", "doesn't exist" and "not found"): a query's word brings its related words in as terms of lower
-weight (RELATED_WEIGHT). General vocabulary of manuals and code, not of any one document."""
 RELATED_WEIGHT = 0.5
+"""A word the language's table relates to one of the query's ("minimum": "at least") counts at this weight."""
 
 
 def related_words(word: str) -> list[str]:
-    """The words documents use for a question's word (RELATED): a short word's related words are one phrase
-    ("OS": "operating system"), a longer one's are words each."""
+    """The words documents use for a question's word (the language's related words): a short word's related words
+    are one phrase ("OS": "operating system"), a longer one's are words each."""
+    related = load_language().related
     low = word.lower()
-    text = RELATED.get(low) or RELATED.get(lemma(low), "")
+    text = related.get(low) or related.get(lemma(low), "")
     return ([text] if len(low) < 3 or low in ("uid", "gid") else text.split()) if text else []
-
-
-DEFAULT_PHRASE = re.compile(r"\bunless (?:told|set|specified|given|configured|changed|stated|otherwise)\b|"
-                            r"\b(?:when|if) (?:no|none|nothing)\b|\bout of the box\b|\bunless\b", re.I)
-"""How a question asks for a default without the word: the document says "default"."""
-_ASKS_DEFAULT = re.compile(r"\b(?:unless|otherwise|told|given|specified|provided|passed)\b", re.I)
 
 
 @functools.lru_cache(maxsize=1)
@@ -109,7 +78,7 @@ def _lemmas():
     import simplemma
     from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
 
-    table = DefaultDictionaryFactory().get_dictionary("en")
+    table = DefaultDictionaryFactory().get_dictionary(load_language().lemmas)
     forms: dict[str, list[str]] = {}
     for form in table:
         lemma = table[form]
@@ -125,32 +94,9 @@ def lemma(word: str) -> str:
         return word
     simplemma, _ = _lemmas()
     try:
-        return simplemma.lemmatize(word, lang="en").lower()
+        return simplemma.lemmatize(word, lang=load_language().lemmas).lower()
     except ValueError:
         return word
-
-
-IRREGULAR = """arise arose arisen|awake awoke awoken|be was were been|bear bore borne born|beat beaten|become became|
-begin began begun|bend bent|bind bound|bite bit bitten|bleed bled|blow blew blown|break broke broken|breed bred|
-bring brought|build built|burn burnt|buy bought|catch caught|choose chose chosen|come came|cost|creep crept|
-cut|deal dealt|dig dug|do did done|draw drew drawn|dream dreamt|drink drank drunk|drive drove driven|eat ate eaten|
-fall fell fallen|feed fed|feel felt|fight fought|find found|flee fled|fly flew flown|forbid forbade forbidden|
-forget forgot forgotten|forgive forgave forgiven|freeze froze frozen|get got gotten|give gave given|go went gone|
-grind ground|grow grew grown|hang hung|have had|hear heard|hide hid hidden|hit|hold held|hurt|keep kept|
-kneel knelt|know knew known|lay laid|lead led|lean leant|leap leapt|learn learnt|leave left|lend lent|let|
-lie lay lain|light lit|lose lost|make made|mean meant|meet met|pay paid|put|quit|read|ride rode ridden|
-ring rang rung|rise rose risen|run ran|say said|see saw seen|seek sought|sell sold|send sent|set|shake shook shaken|
-shine shone|shoot shot|show shown|shrink shrank shrunk|shut|sing sang sung|sink sank sunk|sit sat|sleep slept|
-slide slid|speak spoke spoken|spend spent|spin spun|split|spread|spring sprang sprung|stand stood|steal stole stolen|
-stick stuck|sting stung|strike struck|swear swore sworn|sweep swept|swim swam swum|swing swung|take took taken|
-teach taught|tear tore torn|tell told|think thought|throw threw thrown|understand understood|wake woke woken|
-wear wore worn|weep wept|win won|wind wound|write wrote written|withdraw withdrew withdrawn|undo undid undone|
-overwrite overwrote overwritten|rebuild rebuilt|rewrite rewrote rewritten|mislead misled|oversee oversaw overseen"""
-_IRREGULAR = {}
-for _group in IRREGULAR.replace("\n", "").split("|"):
-    _words = _group.split()
-    for _w in _words:
-        _IRREGULAR.setdefault(_w, set()).update(_words)
 
 
 def forms_of(word: str) -> set[str]:
@@ -159,7 +105,8 @@ def forms_of(word: str) -> set[str]:
     low = word.lower()
     base = lemma(word)
     _, table = _lemmas()
-    out = {low, base, *table.get(base, [])[:24], *_IRREGULAR.get(low, ()), *_IRREGULAR.get(base, ())}
+    irregular = load_language().irregular
+    out = {low, base, *table.get(base, [])[:24], *irregular.get(low, ()), *irregular.get(base, ())}
     us = us_spelling(low)
     if us != low:  # "colours" also finds "colors"
         out |= forms_of(us)
@@ -191,7 +138,7 @@ class Term:
     joined: bool = False
     """Two adjacent words of the query written as one ("pool size" as POOLSIZE): a guess, often found nowhere."""
     related: bool = False
-    """A word related to one of the query's (RELATED): it counts at RELATED_WEIGHT."""
+    """A word related to one of the query's (the language's related words): it counts at RELATED_WEIGHT."""
     idf: float = 1.0
     share: float = 0.0
     """Estimated share of units that hold the term."""
@@ -200,11 +147,13 @@ class Term:
 def query_terms(text: str, stopwords: set[str]) -> list[Term]:
     """The terms of a query: content words by lemma, identifiers whole and by part, numbers as they are."""
     terms: dict[str, Term] = {}
-    related = [_HOW_NOUN[m.group(1).lower()] for m in _HOW.finditer(text)]
-    if DEFAULT_PHRASE.search(text):  # "unless a size is given": the words ask for a default, the document says so
+    lang = load_language()
+    how, asking, table = lang.phrase("how"), lang.asking, lang.related
+    related = [lang.how[m.group(1).lower()] for m in how.finditer(text)]
+    if lang.phrase("default_ask").search(text):  # "unless a size is given": it asks for a default, documents say so
         related.append("default")
-        text = _ASKS_DEFAULT.sub(" ", text)
-    text = _HOW.sub("how", text)
+        text = lang.phrase("default_ask_words").sub(" ", text)
+    text = how.sub("how", text)
 
     def add(key: str, forms: set[str], whole: bool = False, joined: bool = False) -> None:
         if key in terms:
@@ -218,9 +167,9 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
         if not token:
             continue
         low = token.lower()
-        if low in RELATED and len(low) < 3:  # "OS", "ID": too short to look for, but their related words are not
-            related.append(RELATED[low])
-        if low.isalpha() and low not in stopwords and low not in _ASKING and len(low) >= 3:
+        if low in table and len(low) < 3:  # "OS", "ID": too short to look for, but their related words are not
+            related.append(table[low])
+        if low.isalpha() and low not in stopwords and low not in asking and len(low) >= 3:
             if words and words[-1]:  # "pool size" is also `POOLSIZE`, "iter lines" `iter_lines`
                 add(words[-1] + low, {words[-1] + low, f"{words[-1]}_{low}"}, whole=True, joined=True)
             words.append(low)
@@ -230,13 +179,13 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
             for name in {token, *(p for p in token.split(".") if is_identifier(p))}:
                 add(name.lower().strip("_"), {name.lower().strip("_")}, whole=True)
         for part in split_identifier(token) if re.search(r"[A-Za-z]", token) else [token]:
-            if part in stopwords or part in _ASKING or (len(part) < 3 and not part.isdigit()):
+            if part in stopwords or part in asking or (len(part) < 3 and not part.isdigit()):
                 continue
             if part.isdigit():
                 add(part, {part})
             else:
                 add(lemma(part), forms_of(part))
-                related += [RELATED.get(part.lower(), ""), RELATED.get(lemma(part), "")]
+                related += [table.get(part.lower(), ""), table.get(lemma(part), "")]
     for word in " ".join(related).split():
         if lemma(word) not in terms and word not in stopwords:
             terms[lemma(word)] = Term(lemma(word), forms_of(word), related=True)
