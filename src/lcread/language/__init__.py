@@ -30,6 +30,8 @@ class Language:
     units: frozenset[str]
     yes: str
     no: str
+    list_joins: tuple[str, ...]
+    not_counted: frozenset[str]
     how: dict[str, str]
     related: dict[str, str]
     irregular: dict[str, frozenset[str]]
@@ -39,6 +41,11 @@ class Language:
 
     def phrase(self, name: str) -> re.Pattern:
         return self.phrases[name]
+
+    def items(self, text: str) -> list[str]:
+        """The items of a list as written ("A, B and C")."""
+        joins = "|".join(rf"\b{re.escape(j)}\b" for j in self.list_joins)
+        return [i.strip() for i in re.split(rf",|;|{joins}", text) if i.strip()]
 
 
 @functools.lru_cache(maxsize=8)
@@ -57,12 +64,13 @@ def load(name: str | None = None) -> Language:
         for form in forms:
             irregular.setdefault(form, set()).update(forms)
     words = {k: raw[k].split() for k in ("stopwords", "asking", "number_words", "months", "weekdays", "references",
-                                         "units")}
+                                         "units", "list_joins", "not_counted")}
     return Language(
         name=name, lemmas=raw["lemmas"], stopwords=frozenset(words["stopwords"]), asking=frozenset(words["asking"]),
         number_words={w: i for i, w in enumerate(words["number_words"])}, months=frozenset(words["months"]),
         weekdays=frozenset(words["weekdays"]), references=tuple(words["references"]),
         spellings=dict(raw.get("spellings", {})), units=frozenset(words["units"]), yes=raw["yes"], no=raw["no"],
+        list_joins=tuple(words["list_joins"]), not_counted=frozenset(words["not_counted"]),
         how=dict(raw["how"]), related=dict(raw["related"]), irregular={k: frozenset(v) for k, v in irregular.items()},
         phrases={k: re.compile(_asking(v, raw), re.I) for k, v in raw["phrases"].items()},
         answers=tuple((a["type"], re.compile(_asking(a["pattern"], raw), re.I)) for a in raw["answer"]))

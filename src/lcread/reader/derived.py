@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 
 from lcread.grounding.evidence import Sentence, norm
+from lcread.language import load
 from lcread.reader.candidates import Candidate, Spot, key
 from lcread.reader.question import Asked
 from lcread.tools.definitions import CONSTANT_NAME, assigned_value
@@ -112,7 +113,7 @@ def counts(asked: Asked, count_lines) -> list[Candidate]:
     with each word left out in turn: what "how many X were logged at Y" counts when no line states it."""
     if asked.type != "count" or count_lines is None:
         return []
-    words = [w for w in asked.words if w not in ("many", "times")][:6]
+    words = [w for w in asked.words if w not in load().not_counted][:6]
     tries = [words] + [[w for w in words if w != drop] for drop in words]
     out: dict[str, Candidate] = {}
     for terms in tries[:COUNTS]:

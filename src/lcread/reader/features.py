@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lcread.language import load
 from lcread.reader.candidates import Candidate, key
 from lcread.reader.question import Asked
 
@@ -104,7 +105,7 @@ def _agreement(c: Candidate, free: str | None, said: str | None) -> float:
     if not free:
         return 0.0
     if c.items:
-        given = {key(i) for i in re.split(r",|;|\band\b", said or "") if i.strip()}
+        given = {key(i) for i in load().items(said or "")}
         mine = {key(i) for i in c.items}
         return 1.0 if given == mine else 0.5 if given and (given < mine or mine < given) else 0.0
     candidate = key(c.source) if c.source else c.key
