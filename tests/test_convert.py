@@ -190,7 +190,7 @@ def test_cache_commands(tmp_path, monkeypatch):
     cleared = run_cli("cache", "clear", env=env)
     assert "removed 1 converted documents" in cleared.stdout.decode()
     # only the conversion folder was redirected: the states elsewhere are left, and the output says so
-    assert (home / "lcread" / "kv" / "model" / "abc.kv").exists() and "were left" in cleared.stdout.decode()
+    assert (home / "lcread" / "kv" / "model" / "abc.kv").exists() and "left the saved prompt states" in cleared.stdout.decode()
     cleared = run_cli("cache", "clear", env={**env, "LCREAD_KV_DIR": str(home / "lcread" / "kv")})
     assert "1 saved prompt states" in cleared.stdout.decode()
     assert not (home / "lcread" / "kv" / "model" / "abc.kv").exists()

@@ -445,3 +445,73 @@ def test_cache_info_shows_a_folder_s_escape_sequences_as_text(tmp_path):
     proc = run_cli("cache", "info", env={"LCREAD_CONVERT_DIR": str(folder)}, timeout=60)
     out = proc.stdout.decode()
     assert proc.returncode == 0 and "\x1b" not in out and "\x07" not in out and "\u202e" not in out and "\\x1b" in out
+
+
+# --- the word index under stress ------------------------------------------------------------------------------------
+
+def _big_log(tmp_path, n=20_000):
+    path = tmp_path / "big.log"
+    path.write_text("".join(f"2026-01-01 worker {i % 7} served request {i} ok\n" for i in range(n)))
+    return path
+
+
+def test_two_builds_of_one_index_at_once_both_succeed(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("LCREAD_INDEX_DIR", str(tmp_path / "index"))
+    path = _big_log(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-m", "lcread", "index", str(path)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [o[1] for o in outs]
+
+
+@pytest.mark.parametrize("how", ["read-only", "a file"])
+def test_an_unwritable_index_folder_means_searching_without_an_index(tmp_path, monkeypatch, how):
+    import os
+
+    from lcread.tools import wordindex
+
+    root = tmp_path / "index"
+    if how == "read-only":
+        root.mkdir()
+        os.chmod(root, 0o555)
+    else:
+        root.write_text("x")
+    monkeypatch.setenv("LCREAD_INDEX_DIR", str(root))
+    monkeypatch.setenv("LCREAD_INDEX_BYTES", "1000")
+    path = _big_log(tmp_path)
+    out = ToolRunner(DocumentStore.open([str(path)])).run(parse("search which worker served request 12345"))
+    assert not out.error and "request 12345" in out.text
+    assert wordindex.start_build(path) is False or how == "read-only" and os.geteuid() == 0
+
+
+def test_a_same_size_rewrite_with_its_time_set_back_is_not_searched_through_the_old_index(tmp_path, monkeypatch):
+    import os
+
+    from lcread.tools import wordindex
+
+    monkeypatch.setenv("LCREAD_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("LCREAD_INDEX_BYTES", "1000")
+    path = _big_log(tmp_path)
+    wordindex.build(path)
+    st = os.stat(path)
+    data = path.read_bytes().replace(b"served request 4242 ok", b"served request QQQQ ok")
+    path.write_bytes(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert wordindex.open_index(path) is None  # the old index is not this file's
+    out = ToolRunner(DocumentStore.open([str(path)])).run(parse("search which worker served request QQQQ"))
+    assert "request QQQQ" in out.text
+
+
+def test_cache_clear_clears_every_redirected_folder(tmp_path, monkeypatch):
+    from conftest import run_cli
+    from lcread.tools import wordindex
+
+    env = {"LCREAD_CONVERT_DIR": str(tmp_path / "conv"), "LCREAD_INDEX_DIR": str(tmp_path / "index")}
+    monkeypatch.setenv("LCREAD_INDEX_DIR", env["LCREAD_INDEX_DIR"])
+    wordindex.build(_big_log(tmp_path))
+    assert wordindex.entries()
+    out = run_cli("cache", "clear", env=env, timeout=60).stdout.decode()
+    assert not wordindex.entries() and "1 word indexes" in out

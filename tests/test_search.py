@@ -303,9 +303,10 @@ def test_a_large_document_is_searched_through_its_word_index_as_ripgrep_would(wr
     scanned = [ToolRunner(store).run(parse(q)).text for q in queries]
     monkeypatch.setenv("LCREAD_INDEX", "1")
     monkeypatch.setenv("LCREAD_INDEX_BYTES", "1000")
+    monkeypatch.setenv("LCREAD_CONVERT_DIR", str(path.parent))  # as a converted text in the cache is
     folder = wordindex.build(path)
     assert (folder / wordindex.META).is_file() and folder == wordindex.folder_for(path)
-    link = tmp_path / "a-run-s-own-link.txt"  # how a run reads a converted text: the same index
+    link = path.parent / "a-run-s-own-link.txt"  # read through a link of each run's own: the same index
     link.hardlink_to(path)
     assert wordindex.open_index(link) is not None
 

@@ -177,23 +177,27 @@ def cache_info() -> None:
 
 @cache_app.command("clear")
 def cache_clear() -> None:
-    """Remove every converted document, saved prompt state and word index (the next question converts again). With only
-    LCREAD_CONVERT_DIR set, only that folder is cleared: the prompt states elsewhere are not its to remove."""
+    """Remove every converted document, saved prompt state and word index (the next question converts again). When
+    some of the folders are redirected (LCREAD_CONVERT_DIR, LCREAD_KV_DIR, LCREAD_INDEX_DIR) and LCREAD_CACHE_DIR is
+    not, only those are cleared: the others are not theirs to remove."""
     import os
 
     from lcread.display import clean
     from lcread.documents import default_cache
     from lcread.models.promptcache import clear_folder, folder_info
     from lcread.tools import wordindex
-    cache = default_cache()
-    converted = cache.clear()
-    if os.environ.get("LCREAD_CONVERT_DIR") and not (os.environ.get("LCREAD_KV_DIR") or
-                                                     os.environ.get("LCREAD_CACHE_DIR")):
-        typer.echo(clean(f"removed {converted} converted documents from {cache.folder}; the saved prompt states in "
-                         f"{folder_info()['folder']} were left (set LCREAD_KV_DIR to clear them)"))
-        return
-    typer.echo(f"removed {converted} converted documents, {clear_folder()} saved prompt states and "
-               f"{wordindex.clear()} word indexes")
+    named = {v: bool(os.environ.get(v)) for v in ("LCREAD_CONVERT_DIR", "LCREAD_KV_DIR", "LCREAD_INDEX_DIR")}
+    every = os.environ.get("LCREAD_CACHE_DIR") or not any(named.values())
+    done, left = [], []
+    for var, what, run, folder in (
+            ("LCREAD_CONVERT_DIR", "converted documents", lambda: default_cache().clear(), lambda: default_cache().folder),
+            ("LCREAD_KV_DIR", "saved prompt states", clear_folder, lambda: folder_info()["folder"]),
+            ("LCREAD_INDEX_DIR", "word indexes", wordindex.clear, wordindex.index_root)):
+        if every or named[var]:
+            done.append(f"{run()} {what}")
+        else:
+            left.append(f"the {what} in {folder()} (set {var} to clear them)")
+    typer.echo(clean(f"removed {', '.join(done)}" + (f"; left {'; '.join(left)}" if left else "")))
 
 
 @app.command()

@@ -26,6 +26,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from lcread.errors import LcreadError
+
 VERSION = "1"
 BLOCK = 1 << 16
 """Bytes per indexed block: what a search reads for each block the index offers."""
@@ -60,16 +62,28 @@ def index_root() -> Path:
 def folder_for(path: Path) -> Path | None:
     """Where the index of the file as it is now lives (None when the file cannot be read)."""
     try:
-        return _folder(os.stat(path))
+        return _folder(os.stat(path), path)
     except OSError:
         return None
 
 
-def _folder(st: os.stat_result) -> Path:
+def _folder(st: os.stat_result, path: Path) -> Path:
     """Keyed by the file itself (device, inode, size, modification time), not its name: a converted document is
-    read through a link of each run's own, and every link to it finds the one index."""
-    key = f"{VERSION}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}"
+    read through a link of each run's own, and every link to it finds the one index. A user's file is keyed by its
+    change time too, which no rewrite can set back (a same-size rewrite with its modification time restored finds no
+    old index); a converted text in lcread's cache is never rewritten, and each run's link to it changes that time."""
+    changed = "" if _in_cache(path) else f"|{st.st_ctime_ns}"
+    key = f"{VERSION}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}{changed}"
     return index_root() / hashlib.sha256(key.encode()).hexdigest()[:32]
+
+
+def _in_cache(path: Path) -> bool:
+    from lcread.documents import default_cache
+
+    try:
+        return Path(path).resolve().parent == default_cache().folder.resolve()
+    except (OSError, LcreadError):
+        return False
 
 
 @dataclass
@@ -157,11 +171,16 @@ def start_build(path: Path) -> bool:
         os.kill(pid, 0)
         return False  # a live build
     _started.add(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "lcread.tools.wordindex", str(path)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    lock.write_text(str(proc.pid))
+    try:  # an index folder that cannot be written (read-only, a file in its place): search without an index
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder.parent, os.W_OK):
+            return False
+        proc = subprocess.Popen([sys.executable, "-m", "lcread.tools.wordindex", str(path)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        lock.write_text(str(proc.pid))
+    except OSError:
+        return False
     return True
 
 
@@ -173,13 +192,17 @@ def build(path: Path, progress=None) -> Path:
 
     with open(path, "rb") as f:
         before = os.fstat(f.fileno())
-        folder = _folder(before)
+        folder = _folder(before, path)
         if (folder / META).is_file():
             return folder
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        work = folder.with_name(folder.name + f".tmp-{os.getpid()}")
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
+        try:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            work = folder.with_name(folder.name + f".tmp-{os.getpid()}")
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+        except OSError as e:
+            raise LcreadError(f"cannot write the word index under {index_root()} ({(e.strerror or str(e)).lower()}): "
+                              "point LCREAD_INDEX_DIR at a folder you can write") from None
         try:
             schema = tantivy.SchemaBuilder()
             schema.add_text_field("body", stored=False, index_option="basic")
@@ -200,9 +223,13 @@ def build(path: Path, progress=None) -> Path:
             writer.wait_merging_threads()
             (work / META).write_text(json.dumps({"source": str(path), "blocks": count, "version": VERSION}))
             after = os.fstat(f.fileno())
-            if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-                raise OSError(f"{path} changed while it was indexed")
-            os.rename(work, folder)
+            if _folder(after, path) != folder:
+                raise LcreadError(f"{path} changed while it was indexed: index it again")
+            try:
+                os.rename(work, folder)
+            except OSError:
+                if not (folder / META).is_file():  # another process built the same index meanwhile: it stands
+                    raise
             evict(keep=folder)
         finally:
             shutil.rmtree(work, ignore_errors=True)
