@@ -515,3 +515,63 @@ def test_cache_clear_clears_every_redirected_folder(tmp_path, monkeypatch):
     assert wordindex.entries()
     out = run_cli("cache", "clear", env=env, timeout=60).stdout.decode()
     assert not wordindex.entries() and "1 word indexes" in out
+
+
+# --- the prompt-state cache's own I/O: drop the entry or go without saving, with one line, and go on ---------------
+
+class _FakeCpp:
+    """The two llama.cpp calls the prompt cache makes, writing and reading a small file."""
+
+    import ctypes as _ct
+
+    llama_token = _ct.c_int32
+
+    @staticmethod
+    def llama_state_seq_save_file(ctx, path, seq, array, n):
+        open(path.decode(), "wb").write(b"state" * 10)
+        return True
+
+    @staticmethod
+    def llama_state_seq_load_file(ctx, path, seq, array, n, count):
+        raise AssertionError("a damaged entry must never reach llama.cpp")
+
+
+def _cache(tmp_path, folder):
+    from lcread.models.promptcache import PromptCache
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"gguf")
+    return PromptCache(folder, model)
+
+
+@pytest.mark.parametrize("how", ["a file in its place", "under a file"])
+def test_a_prompt_cache_that_cannot_be_written_is_one_warning_and_no_saving(tmp_path, capsys, how):
+    folder = tmp_path / "kv"
+    folder.write_text("x")
+    cache = _cache(tmp_path, folder if how == "a file in its place" else folder / "deeper")
+    cache.save(None, _FakeCpp, [1, 2, 3])
+    cache.save(None, _FakeCpp, [1, 2, 3, 4])
+    err = capsys.readouterr().err
+    assert err.count("lcread: warning: the prompt cache") == 1 and cache.longest([1, 2, 3]) == (None, 0)
+
+
+@pytest.mark.parametrize("damage", ["kv-folder", "empty-npy", "two-d-npy", "text-npy"])
+def test_a_damaged_prompt_state_is_dropped_never_loaded(tmp_path, damage):
+    import numpy as np
+
+    cache = _cache(tmp_path, tmp_path / "kv")
+    cache.save(None, _FakeCpp, [5, 6, 7, 8])
+    key = next(iter(cache._tokens))
+    cache._tokens.clear()
+    cache._seen_mtime = -1
+    if damage == "kv-folder":
+        (cache.folder / f"{key}.kv").unlink()
+        (cache.folder / f"{key}.kv").mkdir()
+    elif damage == "empty-npy":
+        (cache.folder / f"{key}.npy").write_bytes(b"")
+    elif damage == "two-d-npy":
+        np.save(cache.folder / f"{key}.npy", np.array([[5, 6], [7, 8]], dtype=np.int32))
+    else:
+        (cache.folder / f"{key}.npy").write_text("not an array")
+    best, length = cache.longest([5, 6, 7, 8, 9])
+    assert cache.load(None, _FakeCpp, best) is None if best else length == 0

@@ -16,6 +16,8 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -38,6 +40,7 @@ class PromptCache:
         self.max_bytes = cache_bytes() if max_bytes is None else max_bytes
         self._tokens: dict[str, np.ndarray] = {}
         self._seen_mtime = -1.0
+        self.warned = False
 
     def longest(self, tokens: list[int]) -> tuple[str | None, int]:
         """The saved entry sharing the longest prefix with `tokens`, and that prefix's length."""
@@ -52,13 +55,22 @@ class PromptCache:
                 best, length = key, common
         return best, length
 
+    def warn(self, what: str, e: BaseException | None = None) -> None:
+        """One line on stderr, once per process, about a cache that cannot be used as it is; the run goes on."""
+        if self.warned:
+            return
+        self.warned = True
+        detail = f" ({(getattr(e, 'strerror', None) or str(e) or type(e).__name__).lower()})" if e else ""
+        sys.stderr.write(f"lcread: warning: the prompt cache {self.folder.parent} {what}{detail}; going on without "
+                         "it (LCREAD_KV_DIR names another folder)\n")
+
     def load(self, ctx, cpp, key: str) -> list[int] | None:
         """Restore an entry into sequence 0 of the context; its tokens, or None when it cannot be read. The state
         file is checked against the size and digest recorded when it was saved before llama.cpp reads it: a
         truncated or damaged state would abort the process, so it is dropped instead."""
         saved = self._tokens.get(key)
         path = self.folder / f"{key}.kv"
-        if saved is None or not path.exists():
+        if saved is None or not path.is_file():
             return None
         if not self._intact(key, path):
             self.drop(key)
@@ -74,11 +86,15 @@ class PromptCache:
         """Save sequence 0 of the context, which holds `tokens`."""
         if not tokens:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
         held = np.asarray(tokens, dtype=np.int32)
         key = hashlib.sha256(held.tobytes()).hexdigest()[:24]
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".saving-", suffix=".kv")
-        os.close(fd)
+        try:  # a read-only mount, a file in the folder's place, a full disk: no saving, the run goes on
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".saving-", suffix=".kv")
+            os.close(fd)
+        except OSError as e:
+            self.warn("cannot be written", e)
+            return
         array = (cpp.llama_token * len(tokens))(*tokens)
         try:
             if not cpp.llama_state_seq_save_file(ctx, tmp.encode(), 0, array, len(tokens)):
@@ -88,7 +104,8 @@ class PromptCache:
             os.replace(self.folder / f".saving-{key}.sum", self.folder / f"{key}.sum")
             os.replace(self.folder / f".saving-{key}.npy", self.folder / f"{key}.npy")
             os.replace(tmp, self.folder / f"{key}.kv")
-        except OSError:  # a full disk or a read-only cache: the run goes on without saving
+        except OSError as e:  # a full disk or a read-only cache: the run goes on without saving
+            self.warn("cannot be written", e)
             return
         finally:
             Path(tmp).unlink(missing_ok=True)
@@ -103,13 +120,22 @@ class PromptCache:
             return False
 
     def drop(self, key: str) -> None:
-        for suffix in (".kv", ".npy", ".sum"):
-            (self.folder / f"{key}{suffix}").unlink(missing_ok=True)
+        """Forget an entry, and remove its files where it can (a folder in an entry's place is removed too)."""
         self._tokens.pop(key, None)
+        for suffix in (".kv", ".npy", ".sum"):
+            path = self.folder / f"{key}{suffix}"
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink(missing_ok=True)
+            except OSError as e:
+                self.warn("holds an entry it cannot remove", e)
 
     def evict(self, keep: str | None = None) -> None:
         """Remove the least recently used entries until the folder fits its bound."""
-        entries = sorted(((p, p.stat()) for p in self.folder.glob("*.kv") if _size(p)), key=lambda e: e[1].st_mtime)
+        entries = sorted(((p, p.stat()) for p in self.folder.glob("*.kv") if p.is_file() and _size(p)),
+                         key=lambda e: e[1].st_mtime)
         total = sum(stat.st_size for _, stat in entries)
         for path, stat in entries:
             if total <= self.max_bytes:
@@ -123,6 +149,8 @@ class PromptCache:
         """Read the token lists of entries other processes saved since the last look."""
         try:
             mtime = self.folder.stat().st_mtime
+            if not self.folder.is_dir():
+                return
         except OSError:
             return
         if mtime == self._seen_mtime:
@@ -132,9 +160,13 @@ class PromptCache:
         self._tokens = {k: v for k, v in self._tokens.items() if k in present}
         for key in present - set(self._tokens):
             try:
-                self._tokens[key] = np.load(self.folder / f"{key}.npy")
-            except (OSError, ValueError):
+                saved = np.load(self.folder / f"{key}.npy", allow_pickle=False)
+            except Exception:  # noqa: BLE001 - empty, truncated, a folder, not an array: not an entry
+                saved = None
+            if saved is None or saved.ndim != 1 or not saved.size or saved.dtype.kind not in "iu":
+                self.drop(key)  # a damaged entry is dropped, never compared or loaded
                 continue
+            self._tokens[key] = saved.astype(np.int32)
 
 
 def _digest(path: Path) -> str:
