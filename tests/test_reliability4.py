@@ -575,3 +575,38 @@ def test_a_damaged_prompt_state_is_dropped_never_loaded(tmp_path, damage):
         (cache.folder / f"{key}.npy").write_text("not an array")
     best, length = cache.longest([5, 6, 7, 8, 9])
     assert cache.load(None, _FakeCpp, best) is None if best else length == 0
+
+
+def test_an_mcp_stdio_server_whose_client_goes_away_mid_ask_exits(tmp_path):
+    pytest.importorskip("mcp")
+    import json as _json
+    import subprocess
+    import sys
+    import time
+
+    from fault_server import FaultServer, Step
+
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "a.txt").write_text("harbour\n" * 50)
+    with FaultServer([], default=Step(delay=120)) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "lcread", "mcp", "--root", str(root), "--model", "openai/fake",
+                                 "--api-base", server.base], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env={**__import__("os").environ, "OPENAI_API_KEY": "x"})
+        messages = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "ask", "arguments": {"inputs": ["a.txt"], "question": "Where is the harbour?"}}}]
+        for m in messages:
+            proc.stdin.write((_json.dumps(m) + "\n").encode())
+            proc.stdin.flush()
+        assert proc.stdout.readline()  # the initialize reply: the server is up
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:  # the ask's model call is in flight
+            time.sleep(0.1)
+        proc.stdin.close()
+        closed = time.monotonic()
+        proc.wait(timeout=60)
+    assert time.monotonic() - closed < 15

@@ -148,11 +148,11 @@ def mcp(root: Annotated[list[str], typer.Option("--root", help="A folder the ser
                                                 "nothing outside these is readable, listed or named.")],
         http: Annotated[str | None, typer.Option("--http", help="Serve streamable HTTP at PORT or HOST:PORT "
                                                  "(loopback unless a host is given) instead of stdio.")] = None,
-        model: o.Model = None) -> None:
+        model: o.Model = None, api_base: o.ApiBase = None) -> None:
     """Serve lcread to MCP clients (coding agents, desktop assistants): ask, search, grep, read, list."""
     from lcread.mcpserver import serve
 
-    serve(root, http, model)
+    serve(root, http, model, api_base)
 
 
 @cache_app.command("info")

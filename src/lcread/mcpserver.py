@@ -18,6 +18,7 @@ client cancels stops its run at the next step.
 
 
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -131,9 +132,10 @@ class Cancelled:
         pass
 
 
-def build_server(roots: list[str], model=None, settings: dict | None = None):
+def build_server(roots: list[str], model=None, settings: dict | None = None, api_base: str | None = None):
     """The MCP server over `roots`. `model`: a model string (default: $LCREAD_MODEL or the embedded model) or a
-    Model object (tests); `settings`: default options for `ask` (max_steps, read_chars, ...)."""
+    Model object (tests), served at `api_base` when given; `settings`: default options for `ask` (max_steps,
+    read_chars, ...)."""
     from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     import anyio
@@ -143,10 +145,12 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
     from lcread.errors import redact
     from lcread.tools import Command, ToolRunner, parse
     from lcread.tools.search import TOP
+    from lcread.config import ModelConfig
     from lcread.config import ToolConfig
 
     served = Roots(roots)
     defaults = dict(settings or {})
+    config = api.make_config(ModelConfig, **({"api_base": api_base} if api_base else {}))
     one_at_a_time = threading.Lock()
 
     server = MCPServer("lcread", instructions=(
@@ -167,8 +171,8 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
             if name.strip() == "local" or name.strip().startswith("local:"):
                 raise LcreadError("the embedded model and model files are the server's choice (lcread mcp --model); "
                                   "leave model out, or name a litellm model")
-            return api.load_model(name.strip())
-        return model if model is not None and not isinstance(model, str) else api.load_model(model)
+            return api.load_model(name.strip(), config)
+        return model if model is not None and not isinstance(model, str) else api.load_model(model, config)
 
     def reading(inputs: list[str], command, read_chars: int | None = None) -> str:
         with served.open(inputs) as store:
@@ -208,7 +212,7 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
                 return api.ask_with(paths, question, llm, run_settings, display=display, confine=served.confine)
 
         try:
-            result = await anyio.to_thread.run_sync(run)
+            result = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)  # a cancel does not wait for it
         except anyio.get_cancelled_exc_class():
             display.cancelled.set()
             raise
@@ -273,16 +277,18 @@ def build_server(roots: list[str], model=None, settings: dict | None = None):
     return server
 
 
-def serve(roots: list[str], http: str | None, model: str | None) -> None:
+def serve(roots: list[str], http: str | None, model: str | None, api_base: str | None = None) -> None:
     """Run the server on stdio (the default) or streamable HTTP at HOST:PORT (loopback unless a host is given)."""
     try:
         import mcp  # noqa: F401
     except ImportError:
         raise LcreadError("lcread mcp needs the MCP SDK: pip install 'lcread[mcp]'") from None
-    server = build_server(roots, model)
+    server = build_server(roots, model, api_base=api_base)
     if http is None:
         server.run("stdio")
-        return
+        # the client closed stdin: an ask still running in a worker thread is orphaned, and is not waited for
+        sys.stdout.flush()
+        os._exit(0)
     host, _, port = http.rpartition(":")
     if not port.isdigit():
         raise LcreadError(f"--http {http}: give PORT or HOST:PORT, e.g. --http 127.0.0.1:8765")
