@@ -610,3 +610,46 @@ def test_an_mcp_stdio_server_whose_client_goes_away_mid_ask_exits(tmp_path):
         closed = time.monotonic()
         proc.wait(timeout=60)
     assert time.monotonic() - closed < 15
+
+
+def test_html_past_the_markup_bound_is_refused_not_read_as_markup(write, monkeypatch):
+    from lcread.convert import formats
+    from lcread.documents import DocumentStore
+    from lcread.errors import LcreadError
+
+    monkeypatch.setattr(formats, "MAX_MARKUP", 10_000)
+    page = write("big.html", "<html><body>" + "<p>harbour</p>" * 2_000 + "</body></html>")
+    with pytest.raises(LcreadError, match="too large to convert"):
+        DocumentStore.open([str(page)])
+
+
+def test_a_path_that_looks_like_markup_is_converted_and_named_as_it_is(tmp_path):
+    import gzip
+
+    from conftest import run_cli
+
+    folder = tmp_path / "a[" / "b]"
+    folder.mkdir(parents=True)
+    path = tmp_path / "a[/b].gz"
+    path.write_bytes(gzip.compress(b"".join(b"line %d of the harbour log\n" % i for i in range(400_000))))
+    proc = run_cli("ask", str(path), "Where?", "--model", "openai/x", "--api-base", "http://127.0.0.1:9/v1",
+                   env={"OPENAI_API_KEY": "x", "LCREAD_RETRIES": "0"}, timeout=120)
+    err = proc.stderr.decode()
+    assert "closing tag" not in err and "MarkupError" not in err and proc.returncode == 5, err[-400:]
+
+
+def test_a_trace_on_a_full_disk_is_one_line(write):
+    from conftest import run_cli
+
+    proc = run_cli("ask", str(write("d.txt", "harbour\n")), "Where?", "--trace", "/dev/full", "--model", "openai/x",
+                   "--api-base", "http://127.0.0.1:9/v1", env={"OPENAI_API_KEY": "x"}, timeout=60)
+    err = proc.stderr.decode()
+    assert proc.returncode == 1 and "cannot write the trace" in err and "Traceback" not in err
+
+
+def test_a_document_removed_before_lcread_s_own_search_is_an_error_result_not_a_crash(write):
+    doc = write("gone.txt", "".join(f"harbour line {i}\n" for i in range(3000)))
+    runner = ToolRunner(DocumentStore.open([str(doc)]))
+    doc.unlink()
+    found = runner.ranked("harbour line")
+    assert found.text.startswith("error:") and not found.shown

@@ -5,6 +5,10 @@ class LcreadError(Exception):
     """A problem the user can fix; its message is one line that says what to do."""
 
 
+class TooLarge(LcreadError):
+    """An input past a bound (a decompression bomb, too much markup): refused whatever its first bytes look like."""
+
+
 class UsageError(LcreadError):
     """A command or option used wrongly (exit status 2): an unknown option or mode, a value out of range."""
 

@@ -37,7 +37,11 @@ def conversion_progress():
 
             state["bar"] = Progress(transient=True, console=Console(stderr=True))
             state["bar"].start()
-            state["task"] = state["bar"].add_task(f"converting {what}", total=total)
+            from rich.markup import escape
+
+            from lcread.display import clean
+
+            state["task"] = state["bar"].add_task(f"converting {escape(clean(what))}", total=total)  # a name is text
         state["bar"].update(state["task"], completed=done, total=total)
         if done >= total:
             state["bar"].stop()

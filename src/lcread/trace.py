@@ -45,11 +45,18 @@ class JsonlTrace:
                 self.runs += 1
                 self._local.run_id = f"{int(time.time() * 1000):x}-{self.runs}"
             record = {"t": round(time.time(), 3), "run": self.run_id, "event": kind, **data}
-            self._file.write(redact(json.dumps(record, ensure_ascii=True, default=str)) + "\n")
-            self._file.flush()
+            try:
+                self._file.write(redact(json.dumps(record, ensure_ascii=True, default=str)) + "\n")
+                self._file.flush()
+            except OSError as e:
+                raise LcreadError(f"cannot write the trace {self.path} ({(e.strerror or str(e)).lower()}): give --trace "
+                                  "a file on a disk with room") from None
 
     def close(self) -> None:
-        self._file.close()
+        try:
+            self._file.close()
+        except OSError:
+            pass  # a write that failed has said so
 
 
 class MemoryTrace:

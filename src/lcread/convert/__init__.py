@@ -16,7 +16,7 @@ from typing import Callable
 
 from lcread.convert.cache import ConvertCache, SourceMap
 from lcread.convert.formats import CONVERTERS, sniff
-from lcread.errors import LcreadError
+from lcread.errors import LcreadError, TooLarge
 
 Progress = Callable[[str, int, int], None]
 """(what, bytes done, bytes in all): called now and then while a conversion runs."""
@@ -61,6 +61,8 @@ def prepare(path: Path, label: str, cache: ConvertCache, progress: Progress | No
                 raise
             except Exception as e:  # a library's own error on a damaged file: one line, no traceback
                 raise LcreadError(f"{label} could not be read as {kind.upper()}: {_short(e)}") from None
+    except TooLarge:
+        raise  # past a bound: refused, whatever its first bytes look like
     except LcreadError:
         if looks_like_text(head):  # "%PDF-1.7 is the version we use..." is a text file, not a damaged PDF
             return Prepared(path, warning=f"{label} begins like a {kind.upper()} file but is text: read as text")

@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lcread.errors import LcreadError
+from lcread.errors import LcreadError, TooLarge
 
 VERSION = "2"  # part of every key: a change in how a format is converted invalidates old entries
 
@@ -53,7 +53,7 @@ class Marks(list):
         data = text.encode("utf-8")
         self.written += len(data)
         if self.written > self.limit:
-            raise LcreadError(f"{self.source or 'the input'} converts to more than {self.limit:,} bytes of text (a "
+            raise TooLarge(f"{self.source or 'the input'} converts to more than {self.limit:,} bytes of text (a "
                               "bomb?): refused; raise LCREAD_MAX_EXPANDED and LCREAD_CACHE_BYTES if you trust it")
         out.write(data)
         self.lines += data.count(b"\n")

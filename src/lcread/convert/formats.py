@@ -9,7 +9,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from lcread.errors import LcreadError
+from lcread.errors import LcreadError, TooLarge
 
 EXTRA = "pip install 'lcread[docs]'"
 BLOCK = 1 << 20
@@ -104,7 +104,7 @@ def docx(path: Path, out, marks, label: str, limit: int, progress) -> None:
     except (zipfile.BadZipFile, OSError):
         inflated = 0
     if inflated > min(MAX_MARKUP, limit):
-        raise LcreadError(f"{label} holds {inflated:,} bytes of Word XML (a bomb?): refused")
+        raise TooLarge(f"{label} holds {inflated:,} bytes of Word XML (a bomb?): refused")
     document_module = _need("docx")
     try:
         document = document_module.Document(str(path))
@@ -146,7 +146,7 @@ _BLOCKS = {"p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr", "td
 def html(path: Path, out, marks, label: str, limit: int, progress) -> None:
     lxml_html = _need("lxml.html")
     if path.stat().st_size > min(MAX_MARKUP, limit):
-        raise LcreadError(f"{label} is {path.stat().st_size:,} bytes of HTML (a bomb?): too large to convert; refused")
+        raise TooLarge(f"{label} is {path.stat().st_size:,} bytes of HTML (a bomb?): too large to convert; refused")
     try:
         parser = lxml_html.HTMLParser(huge_tree=True)  # deep nesting is kept, not cut off at 256 levels
         root = lxml_html.parse(str(path), parser).getroot()
@@ -361,7 +361,7 @@ def _copy(first: bytes, stream, dest, label: str, limit: int, tick) -> None:
     while block:
         written += len(block)
         if written > limit:
-            raise LcreadError(f"{label} expands past {limit:,} bytes (a decompression bomb?): refused; raise "
+            raise TooLarge(f"{label} expands past {limit:,} bytes (a decompression bomb?): refused; raise "
                               "the limit with LCREAD_MAX_EXPANDED if you trust it")
         dest.write(block)
         tick()

@@ -182,10 +182,11 @@ class ToolRunner:
         cap = cap or self.cap
         try:
             found = self._ranked(query, docs, top, cap * 3 // 4, kind)
-        except Changed as e:  # a document replaced since it was listed: no passage is shown
+        except OSError as e:  # replaced since it was listed (Changed), or removed: no passage is shown
             from lcread.tools.search import SearchResult
 
-            return SearchResult(f"error: {e}", [], [])
+            return SearchResult(f"error: {e}" if isinstance(e, Changed) else
+                                "error: a document was moved or removed during the run", [], [])
         extra, shown = self._definitions_used(found.shown, cap - len(found.text) - 1)
         if extra:
             found.text += "\n" + extra
