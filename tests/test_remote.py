@@ -83,3 +83,22 @@ def test_a_missing_key_for_a_hosted_provider_is_named_before_any_call(monkeypatc
 def test_an_unknown_model_says_what_to_use():
     with pytest.raises(ModelError, match="unknown model 'no-such-provider-model-xyz'"):
         LiteLLMModel(ModelConfig(name="no-such-provider-model-xyz")).query(MESSAGES, max_tokens=5)
+
+
+def test_two_concurrent_calls_on_one_model_each_carry_only_their_own_retries(server):
+    import threading
+
+    server["queue"] += [(429, {"error": {"message": "slow down"}}), (200, OK), (200, OK)]
+    shared = model(server, [])
+    replies = []
+
+    def call():
+        replies.append(shared.query(MESSAGES, max_tokens=20))
+
+    threads = [threading.Thread(target=call) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(len(r.retries) for r in replies) == [0, 1]  # one call met the 429; the other records nothing
+    assert not hasattr(shared, "retries")  # no list on the model that concurrent runs would share
