@@ -111,3 +111,14 @@ def test_a_unit_test_cannot_load_a_real_model(monkeypatch):
         get_model(ModelConfig(name="local"))
     with pytest.raises(LcreadError, match="LCREAD_FORBID_MODELS"):
         get_model(ModelConfig(name="gpt-4o-mini")).query([{"role": "user", "content": "hi"}], max_tokens=1)
+
+
+def test_version_is_printed_and_is_the_package_s():
+    from importlib.metadata import version
+
+    from conftest import run_cli
+    from lcread import __version__
+
+    proc = run_cli("--version", timeout=60)
+    assert proc.returncode == 0 and proc.stdout.decode().strip() == f"lcread {__version__}"
+    assert version("lcread") == __version__

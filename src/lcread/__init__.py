@@ -1,6 +1,7 @@
 """lcread: answer questions about inputs far larger than a model's context window."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+"""The one place the version is written: pyproject.toml reads it from here."""
 
 
 def __getattr__(name: str):

@@ -17,8 +17,17 @@ cache_app = typer.Typer(help="The caches: converted documents (PDF, Word, HTML, 
 app.add_typer(cache_app, name="cache")
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        from lcread import __version__
+
+        typer.echo(f"lcread {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Print lcread's version and exit.")] = False) -> None:
     """lcread reads only what a question needs: files, folders, or - for stdin."""
 
 
