@@ -122,7 +122,8 @@ def test_verbalized_and_end_gates_are_asked_after_every_fold(store):
     assert calls == {"fold": 3, "probe": 1, "gate": 3} and result.tokens_by_kind["gate"] > 0
     replies, calls = brain(gate=lambda text, n: "END" if n == 2 else "CONTINUE")
     result, _, _ = run(store, EndPolicy(), replies)
-    assert result.chunks_read == 2 and result.answer == "No answer was found in what was read."  # no evidence
+    assert result.chunks_read == 2 and result.answer is None  # no evidence: no answer
+    assert result.text == "No answer was found in what was read."
     assert calls == {"fold": 2, "probe": 0, "gate": 2}  # and no probe call on empty notes
     assert result.verified is False and result.missing  # not an answer: the CLI exits 4, never 0
 

@@ -43,7 +43,7 @@ class CitationOut(BaseModel):
 
 
 class AskOut(BaseModel):
-    answer: str
+    answer: str | None = Field(description="None when nothing read answers the question")
     verified: bool | None = Field(description="True: the answer's evidence holds (cited); False: it does not; "
                                               "None: an open question, no check applies")
     citations: list[CitationOut]

@@ -87,14 +87,13 @@ class StopReason:
 
 
 NOTHING_FOUND = "No answer was found in what was read."
-"""The answer when nothing read establishes one: never a guess (the bench scores it as wrong)."""
-NOTHING_BEFORE_LIMIT = "No answer was found before the limit."
-"""The answer when a limit ended the run before the model gave any."""
+"""What is shown for a run that ended without an answer (its answer is None): never a guess."""
 
 
 @dataclass
 class RunResult:
-    answer: str
+    answer: str | None
+    """None when nothing read answers the question (shown as NOTHING_FOUND)."""
     final: bool
     """True when the model answered; False for a best answer after a limit."""
     stop: StopReason
@@ -115,6 +114,11 @@ class RunResult:
     """The calibrated probability that the answer is right (None without an answer)."""
     grounded: bool | None = None
     """True when lcread found the answer's content in a shown line it cites."""
+
+    @property
+    def text(self) -> str:
+        """The answer as shown: the answer, or that none was found."""
+        return self.answer if self.answer is not None else NOTHING_FOUND
 
     @property
     def reason(self) -> str:
@@ -145,8 +149,8 @@ class RunResult:
 def score_answer(prediction: str | None, expected: list[str], options: list[str] | None = None) -> bool:
     """The one scorer of bench and batch: every expected part appears in the prediction (after
     normalisation, RULER's string match); with options, the right letter or the right option's text.
-    "No answer was found ..." is never right, whatever it quotes."""
-    if not prediction or prediction.startswith("No answer was found"):
+    No answer is never right."""
+    if not prediction:
         return False
     if options and re.fullmatch(r"[A-J]", expected[0]):
         letter = expected[0]

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from lcread.result import NOTHING_FOUND, Stop
+from lcread.result import Stop
 from lcread.errors import LcreadError, UsageError
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run
@@ -57,7 +57,7 @@ def exit_status(result) -> int:
         return 128 + (_signal["number"] or 2)
     if result.stop.kind is Stop.MODEL_ERROR:
         return EXIT_MODEL
-    refused = result.stop.kind in (Stop.SUFFICIENCY_LIMIT, Stop.GROUNDING_LIMIT) and result.answer != NOTHING_FOUND
+    refused = result.stop.kind in (Stop.SUFFICIENCY_LIMIT, Stop.GROUNDING_LIMIT) and result.answer is not None
     if not result.final and not refused:
         return EXIT_LIMIT
     return EXIT_UNVERIFIED if result.verified is False or refused else 0
@@ -71,7 +71,7 @@ def report(result, json_out: bool) -> None:
     if json_out:
         typer.echo(json.dumps(result.to_dict(), ensure_ascii=True))
     else:
-        typer.echo(clean(result.answer))
+        typer.echo(clean(result.text))
         if not result.final and result.stop.kind is not Stop.MODEL_ERROR:
             typer.echo(f"lcread: this is the best answer so far: the run ended at its {result.reason}", err=True)
         elif result.verified is False:

@@ -14,7 +14,7 @@ from lcread.acs.chunks import Chunk
 from lcread.acs.policies import Gate, Policy
 from lcread.acs.probe import Probe
 from lcread.acs.rules import AnswerState, stability
-from lcread.result import NOTHING_FOUND, RunResult, RunStats, Stop, StopReason
+from lcread.result import RunResult, RunStats, Stop, StopReason
 from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError
@@ -151,7 +151,7 @@ class FoldReader:
             reason = StopReason(Stop.MODEL_ERROR, str(e))
         return self.finish(steps, reason, records)
 
-    def read(self, question: str, chunks: list[Chunk], steps: list[Step], records: list[dict]) -> str:
+    def read(self, question: str, chunks: list[Chunk], steps: list[Step], records: list[dict]) -> StopReason:
         """Fold, probe, decide, chunk by chunk (Algorithm 1); returns why reading stopped."""
         notes, n = "", len(chunks)
         for chunk in chunks:
@@ -286,7 +286,7 @@ class FoldReader:
         states = self.states(steps)
         state = states[-1] if states else None
         if state is None or not steps[-1].notes_chars:  # nothing about the question was read: no guess
-            answer = NOTHING_FOUND
+            answer = None
         elif self.probe.options:
             answer = f"{state.answer}) {dict(self.probe.options)[state.answer]}"
         else:
@@ -294,7 +294,7 @@ class FoldReader:
         final = reason.completed
         result = AcsResult(answer, final, reason, self.mode, self.model.name, self.stats, chunks_read=len(steps),
                            chunks_total=self.total, chunks=records, steps=steps, tokens_by_kind=dict(self.by_kind))
-        if answer == NOTHING_FOUND:  # not an answer: exit 4 (unverified) when the reading ended, 3 after a limit
+        if answer is None:  # not an answer: exit 4 (unverified) when the reading ended, 3 after a limit
             result.verified, result.missing = False, "nothing in what was read answers the question"
         elif self.grounding is not None:  # the notes are the document's own lines: cited and scored like select's
             reading = self.grounding(answer, self.notes)
@@ -303,7 +303,7 @@ class FoldReader:
                 reading.grounded
             result.missing = reading.missing(reading, answer)
         self.trace.event("run_end", **result.to_dict())
-        self.display.finish(answer=answer, final=final, reason=str(reason), verified=result.verified,
+        self.display.finish(answer=result.text, final=final, reason=str(reason), verified=result.verified,
                             missing=result.missing, citations=[c.label() + ": " + c.quote for c in result.citations],
                             summary=f"{len(steps)}/{self.total} chunks · " + result.summary())
         return result

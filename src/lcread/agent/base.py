@@ -20,7 +20,7 @@ from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError
 from lcread.grounding.evidence import EvidenceLog
 from lcread.models import Messages, Model, Reply, Scoring
 from lcread.reader import Reader, Reading, Scorer, asked, parse_options, scorer_for
-from lcread.result import NOTHING_BEFORE_LIMIT, NOTHING_FOUND, RunResult, Stop, StopReason
+from lcread.result import RunResult, Stop, StopReason
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 
@@ -191,15 +191,14 @@ class CommandLoop:
         answer = answer or (reading.answer if reading else None)
         cited = reading.citations() if reading and answer else []
         citations = [replace(c, place=self.actions.place_of(c.doc, c.line)) for c in cited]
-        result = RunResult(answer or (NOTHING_FOUND if run.seen else NOTHING_BEFORE_LIMIT), final, stop, self.mode,
-                           self.model.name, run.stats,
+        result = RunResult(answer or None, final, stop, self.mode, self.model.name, run.stats,
                            verified=bool(answer) and reading.verified if reading and reading.applies else None,
                            citations=citations,
                            confidence=reading.confidence if reading and answer else None,
                            grounded=reading.grounded if reading and answer else None,
                            missing=Reading.missing(reading, answer))
         self.trace.event("run_end", **result.to_dict())
-        self.display.finish(answer=result.answer, final=final, reason=str(stop), summary=result.summary(),
+        self.display.finish(answer=result.text, final=final, reason=str(stop), summary=result.summary(),
                             citations=[c.label() + ": " + c.quote for c in result.citations],
                             verified=result.verified, missing=result.missing)
         return result
