@@ -7,7 +7,7 @@ from lcread.acs.policies import AcsPolicy, EndPolicy, FullPolicy, RandomPolicy, 
 from lcread.acs.probe import Probe
 from lcread.acs.reader import FoldReader, grounded_lines
 from lcread.acs.rules import random_stop_step
-from lcread.result import Stop
+from lcread.errors import Stop
 from lcread.config import AcsConfig
 from lcread.display import SilentDisplay
 from lcread.documents import DocumentStore

@@ -25,7 +25,7 @@ import lcread
 from lcread import batch
 from lcread.documents import DocumentStore, default_cache
 from lcread.errors import LcreadError
-from lcread.result import Stop
+from lcread.errors import Stop
 from lcread.models.scripted import ScriptedModel
 from lcread.tools import ToolRunner, parse
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from lcread.result import Stop, StopReason
+from lcread.errors import Stop, StopReason
 
 from lcread.agent.select import SelectReader
 from lcread.config import LoopConfig, ToolConfig

@@ -22,7 +22,8 @@ from lcread.api import QUESTION_CHARS, ask_with, load_model, make_config
 from lcread.config import ModelConfig, env_model
 from lcread.errors import LcreadError
 from lcread.models import Model
-from lcread.result import Stop, score_answer
+from lcread.result import score_answer
+from lcread.errors import Stop
 from lcread.run import Settings
 from lcread.trace import JsonlTrace, NullTrace, Trace
 
@@ -331,7 +332,8 @@ def run(tasks: Path, out: Path, *, resume: bool, concurrency: int, model: str | 
             if ray:
                 from lcread.raybatch import run_ray
 
-                rows = run_ray(todo, writer, model, api_base, settings, ray_address, workers, progress.advance)
+                rows = run_ray(todo, writer, model, api_base, settings, ray_address, workers, progress.advance,
+                               (BatchTask, run_task, model_chooser))
             else:
                 chooser = model_chooser(model, api_base, router) if model is None or isinstance(model, str) \
                     else (lambda name: model)  # a Model object, from the library

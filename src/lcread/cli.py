@@ -41,7 +41,10 @@ def ask(inputs: Annotated[list[str], typer.Argument(help="Files, folders, or - f
         compact_at: o.CompactAt = None, read_chars: o.ReadChars = None, options: o.Options = None,
         stop: o.Stop = None, probe: o.Probe = None, draft_confidence: o.DraftConfidence = None,
         theta: o.Theta = None, epsilon: o.Epsilon = None, window: o.Window = None, chunk_chars: o.ChunkChars = None,
-        notes_chars: o.NotesChars = None, seed: o.Seed = None, no_sufficiency: o.NoSufficiency = False) -> None:
+        notes_chars: o.NotesChars = None, seed: o.Seed = None, sufficiency: o.Sufficiency = None,
+        first_step: o.FirstStep = None, max_refusals: o.MaxRefusals = None,
+        steps_after_refusal: o.StepsAfterRefusal = None, grep_timeout: o.GrepTimeout = None,
+        local_context: o.LocalContext = None, threads: o.Threads = None) -> None:
     """Answer QUESTION about the INPUTS, reading only what it needs.
 
     Exit status: 0 answered and verified, 3 ended by a limit, 4 answered but unverified, 5 the model failed
@@ -58,7 +61,9 @@ def ask(inputs: Annotated[list[str], typer.Argument(help="Files, folders, or - f
         max_steps=max_steps, max_tokens=max_tokens, max_seconds=max_seconds, context_limit=context_limit,
         compact_at=compact_at, read_chars=read_chars, stop=stop, theta=theta, epsilon=epsilon, window=window,
         chunk_chars=chunk_chars, notes_chars=notes_chars, seed=seed, probe=probe, draft_confidence=draft_confidence,
-        sufficiency=False if no_sufficiency else None, api_base=api_base, call_timeout=call_timeout)
+        sufficiency=sufficiency, first_step=first_step, max_refusals=max_refusals,
+        steps_after_refusal=steps_after_refusal, grep_timeout=grep_timeout, api_base=api_base,
+        call_timeout=call_timeout, local_context=local_context, threads=threads)
     report(result, json_out)
 
 

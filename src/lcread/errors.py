@@ -1,4 +1,7 @@
-"""Errors shown to the user, and the exceptions that steer a reading loop."""
+"""Errors shown to the user, why a run ended, and the exceptions that steer a reading loop."""
+
+from dataclasses import dataclass
+from enum import Enum
 
 
 class LcreadError(Exception):
@@ -59,11 +62,51 @@ class LimitReached(InterruptLoop):
     """A step, token, time, repeat, format or sufficiency limit ended the run: its kind (a `Stop`) and detail."""
 
     def __init__(self, kind, detail: str = ""):
-        from lcread.result import StopReason
-
         self.reason = StopReason(kind, detail)
         super().__init__(str(self.reason))
 
 
 class FormatError(InterruptLoop):
     """The model's reply was not a command; the message goes back to the model."""
+
+
+class Stop(Enum):
+    """Why a run ended."""
+
+    ANSWERED = "answered"
+    READ_TO_END = "read to the end"  # acs read every chunk
+    STOPPED = "stopped"  # acs: its stopping policy (the detail) stopped it
+    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
+    MODEL_ERROR = "model error"
+    STEP_LIMIT = "step limit"
+    TOKEN_LIMIT = "token limit"
+    TIME_LIMIT = "time limit"
+    CONTEXT_LIMIT = "context limit"
+    REPEAT_LIMIT = "repeat limit"
+    FORMAT_LIMIT = "format limit"
+    SUFFICIENCY_LIMIT = "sufficiency limit"
+    GROUNDING_LIMIT = "grounding limit"
+
+    @property
+    def is_limit(self) -> bool:
+        return self.value.endswith(" limit")
+
+
+@dataclass(frozen=True)
+class StopReason:
+    """Why a run ended, with its detail: the limit's value, the model's error, the policy that stopped."""
+
+    kind: Stop
+    detail: str = ""
+
+    def __str__(self) -> str:  # the words the display, the JSON's stop_reason and the model are given
+        if self.kind is Stop.MODEL_ERROR:
+            return f"model error: {self.detail}"
+        if self.kind is Stop.STOPPED:
+            return f"{self.detail} stopped"
+        return f"{self.kind.value} ({self.detail})" if self.detail else self.kind.value
+
+    @property
+    def completed(self) -> bool:
+        """The run reached its own end (an answer, or acs reading to its stop), not a limit or a failure."""
+        return self.kind in (Stop.ANSWERED, Stop.READ_TO_END, Stop.STOPPED)

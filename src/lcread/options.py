@@ -31,8 +31,17 @@ ContextLimit = Annotated[Int, typer.Option(help="Live context limit in tokens.")
 CallTimeout = Annotated[Float, typer.Option(help="Seconds one model call may take (each try).")]
 CompactAt = Annotated[Int, typer.Option(help="Live context at which to compact.")]
 ReadChars = Annotated[Int, typer.Option(help="Characters per read (at most 8,000).")]
-NoSufficiency = Annotated[bool, typer.Option("--no-sufficiency", help="Accept any answer the model gives (its "
-                                             "evidence is still checked and reported).")]
+Sufficiency = Annotated[Optional[bool], typer.Option("--sufficiency/--no-sufficiency", show_default=False,
+                                                    help="--no-sufficiency: accept any answer the model gives (it "
+                                                    "is still scored and reported).")]
+FirstStep = Annotated[Optional[bool], typer.Option("--first-step/--no-first-step", show_default=False,
+                                                  help="--no-first-step: the model starts without lcread's own "
+                                                  "search for the question.")]
+MaxRefusals = Annotated[Int, typer.Option(help="Answers lcread is unsure of sent back before the run ends (3).")]
+StepsAfterRefusal = Annotated[Int, typer.Option(help="Commands after the first answer lcread was unsure of (8).")]
+GrepTimeout = Annotated[Float, typer.Option(help="Seconds one grep may run (10).")]
+LocalContext = Annotated[Int, typer.Option(help="Context window the embedded model is loaded with (16,384).")]
+Threads = Annotated[Int, typer.Option(help="CPU threads of the embedded model (all cores).")]
 
 Options = Annotated[Optional[list[str]], typer.Option("--options", help="Answer options, e.g. --options 'A) Anne' "
                                                       "--options 'B) Elinor'.")]

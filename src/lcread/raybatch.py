@@ -27,24 +27,22 @@ def need_ray():
 
 
 class Worker:
-    """One Ray actor: a model built once, tasks answered one at a time (run as `lcread batch` runs them)."""
+    """One Ray actor: a model built once, tasks answered one at a time, by the batch's own functions handed in
+    (`parts`: the task type, the function that runs one, the one that chooses its model)."""
 
-    def __init__(self, model, api_base: str | None, settings):
-        from lcread.batch import model_chooser
-
-        self.settings = settings
+    def __init__(self, model, api_base: str | None, settings, parts):
+        self.settings, (self.task_type, self.run_task, chooser) = settings, parts
         if model is None or isinstance(model, str):
             # an embedded model uses the CPUs Ray gave this worker, not every core (workers would fight for them)
             threads = _assigned_cpus()
-            self.choose = model_chooser(model, api_base, None, threads)
+            self.choose = chooser(model, api_base, None, threads)
         else:  # a Model object handed in (tests, the scripted model)
             self.choose = lambda name: model
 
     def run(self, task: dict) -> dict:
-        from lcread.batch import BatchTask, run_task
         from lcread.trace import NullTrace
 
-        row = run_task(BatchTask(**task), self.choose, self.settings, NullTrace())
+        row = self.run_task(self.task_type(**task), self.choose, self.settings, NullTrace())
         row["worker"] = os.getpid()
         return row
 
@@ -63,9 +61,13 @@ def workers_for(ray, model, requested: int | None) -> tuple[int, dict]:
     """How many workers, and what each asks of the cluster: for the embedded model one per GPU when the cluster
     has GPUs, else the CPUs shared out between the workers (each runs llama.cpp on its share: two workers that
     both use every core slow each other down); for a served model, one per CPU slot."""
+    from lcread.config import env_model
+    from lcread.models import backend_for
+
     resources = ray.cluster_resources()
     gpus, cpus = int(resources.get("GPU", 0)), max(1, int(resources.get("CPU", 1)))
-    local = model is None or isinstance(model, str) and model.startswith("local")
+    name = model if isinstance(model, str) else (env_model() or "local") if model is None else None
+    local = name is not None and backend_for(name).in_process
     if local and gpus:
         return requested or gpus, {"num_gpus": 1}
     count = requested or cpus
@@ -73,8 +75,9 @@ def workers_for(ray, model, requested: int | None) -> tuple[int, dict]:
 
 
 def run_ray(tasks, writer, model, api_base: str | None, settings, address: str | None, workers: int | None,
-            on_result: Callable[[dict], None]) -> list[dict]:
-    """Run `tasks` (BatchTasks) on the cluster, each result written and reported as it arrives."""
+            on_result: Callable[[dict], None], parts) -> list[dict]:
+    """Run `tasks` (BatchTasks) on the cluster, each result written and reported as it arrives; `parts` are the
+    batch's task type, task runner and model chooser, which each worker uses."""
     ray = need_ray()
     address = address or os.environ.get("RAY_ADDRESS") or None
     started = not ray.is_initialized()
@@ -83,7 +86,7 @@ def run_ray(tasks, writer, model, api_base: str | None, settings, address: str |
     try:
         count, resources = workers_for(ray, model, workers)
         actor = ray.remote(max_restarts=1, max_task_retries=1, **resources)(Worker)
-        pool = [actor.remote(model, api_base, settings) for _ in range(min(count, len(tasks)) or 1)]
+        pool = [actor.remote(model, api_base, settings, parts) for _ in range(min(count, len(tasks)) or 1)]
         return _drive(ray, pool, list(tasks), writer, on_result)
     finally:
         if started:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass, field
-from enum import Enum
 
-from lcread.acs.rules import normalize
+from lcread.errors import Stop, StopReason
 from lcread.grounding.evidence import Citation
+from lcread.text import normalize
 
 
 @dataclass
@@ -42,48 +42,6 @@ class RunStats:
         self.completion_tokens += reply.completion_tokens
         self.cached_tokens += reply.cached_tokens
         self.peak_context = max(self.peak_context, context + reply.completion_tokens)
-
-
-class Stop(Enum):
-    """Why a run ended."""
-
-    ANSWERED = "answered"
-    READ_TO_END = "read to the end"  # acs read every chunk
-    STOPPED = "stopped"  # acs: its stopping policy (the detail) stopped it
-    INTERRUPTED = "interrupted"  # Ctrl-C or SIGTERM
-    MODEL_ERROR = "model error"
-    STEP_LIMIT = "step limit"
-    TOKEN_LIMIT = "token limit"
-    TIME_LIMIT = "time limit"
-    CONTEXT_LIMIT = "context limit"
-    REPEAT_LIMIT = "repeat limit"
-    FORMAT_LIMIT = "format limit"
-    SUFFICIENCY_LIMIT = "sufficiency limit"
-    GROUNDING_LIMIT = "grounding limit"
-
-    @property
-    def is_limit(self) -> bool:
-        return self.value.endswith(" limit")
-
-
-@dataclass(frozen=True)
-class StopReason:
-    """Why a run ended, with its detail: the limit's value, the model's error, the policy that stopped."""
-
-    kind: Stop
-    detail: str = ""
-
-    def __str__(self) -> str:  # the words the display, the JSON's stop_reason and the model are given
-        if self.kind is Stop.MODEL_ERROR:
-            return f"model error: {self.detail}"
-        if self.kind is Stop.STOPPED:
-            return f"{self.detail} stopped"
-        return f"{self.kind.value} ({self.detail})" if self.detail else self.kind.value
-
-    @property
-    def completed(self) -> bool:
-        """The run reached its own end (an answer, or acs reading to its stop), not a limit or a failure."""
-        return self.kind in (Stop.ANSWERED, Stop.READ_TO_END, Stop.STOPPED)
 
 
 NOTHING_FOUND = "No answer was found in what was read."

@@ -9,7 +9,7 @@ import sys
 
 import typer
 
-from lcread.result import Stop
+from lcread.errors import Stop
 from lcread.errors import LcreadError, UsageError
 
 EXIT_LIMIT = 3  # the answer is the best one found before a limit ended the run

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import string
 
 from lcread.language import load
 
@@ -62,3 +63,12 @@ def us_spelling(text: str) -> str:
     """The language's other spellings read as one (British as American: "colours" finds "colors")."""
     lang = load()
     return _patterns(lang.name)["spelling"].sub(lambda m: lang.spellings[m.group(1).lower()], text)
+
+
+def normalize(text: str) -> str:
+    """An answer as compared: lower case, without its label ("Answer:"), punctuation and articles, whitespace
+    collapsed."""
+    lang = load()
+    text = lang.answer_label.sub("", text.strip()).lower()
+    text = "".join(ch if ch not in string.punctuation else " " for ch in text)
+    return " ".join(w for w in text.split() if w not in lang.articles)

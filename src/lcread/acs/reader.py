@@ -14,7 +14,8 @@ from lcread.acs.chunks import Chunk
 from lcread.acs.policies import Gate, Policy
 from lcread.acs.probe import Probe
 from lcread.acs.rules import AnswerState, stability
-from lcread.result import RunResult, RunStats, Stop, StopReason
+from lcread.result import RunResult, RunStats
+from lcread.errors import Stop, StopReason
 from lcread.config import AcsConfig
 from lcread.display import Display
 from lcread.errors import LcreadError, ModelError

@@ -11,19 +11,11 @@ from __future__ import annotations
 import math
 import random
 import re
-import string
 from collections import Counter
 from dataclasses import dataclass
 
-ABSTENTIONS = (
-    "not found", "unknown", "not mentioned", "cannot be determined", "can't be determined", "not stated",
-    "not specified", "no answer", "none", "n/a", "not provided", "not available", "not given",
-    "no information", "insufficient information", "not enough information", "i don't know", "i do not know",
-    "unclear", "not in the notes", "the notes do not", "does not mention", "no mention",
-)
-_LABEL = re.compile(r"^\s*(final answer|the answer is|answer|a)\s*[:\-]\s*", re.I)
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-
+from lcread.language import load
+from lcread.text import normalize
 
 @dataclass
 class AnswerState:
@@ -35,15 +27,6 @@ class AnswerState:
     """Option letter -> probability, for multiple choice."""
     eligible: bool = True
     """False for an empty or abstaining draft: such a state never triggers a stop."""
-
-
-def normalize(text: str) -> str:
-    """Lower case, answer label, punctuation and articles removed, whitespace collapsed."""
-    text = _LABEL.sub("", text.strip())
-    text = text.lower()
-    text = "".join(ch if ch not in string.punctuation else " " for ch in text)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def token_f1(a: str, b: str) -> float:
@@ -73,10 +56,11 @@ def is_abstention(answer: str) -> bool:
     norm = normalize(answer)
     if not norm:
         return True
-    return any(re.search(rf"(^|\s){re.escape(a)}($|\s)", norm) for a in _ABSTAIN_NORMALIZED)
+    return any(re.search(rf"(^|\s){re.escape(a)}($|\s)", norm) for a in _abstentions())
 
 
-_ABSTAIN_NORMALIZED = [a for a in (normalize(x) for x in ABSTENTIONS) if a]
+def _abstentions() -> list[str]:
+    return [a for a in (normalize(x) for x in load().abstentions) if a]
 
 
 def change(prev: AnswerState, cur: AnswerState) -> float:

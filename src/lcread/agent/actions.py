@@ -12,7 +12,7 @@ from lcread.agent.run import Context, Run, command_key
 from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import LimitReached
-from lcread.result import Stop
+from lcread.errors import Stop
 from lcread.tools import Command, Observation, ToolRunner
 from lcread.tools.search import TOP
 from lcread.trace import Trace

@@ -20,7 +20,8 @@ from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError
 from lcread.grounding.evidence import EvidenceLog
 from lcread.models import Messages, Model, Reply, Scoring
 from lcread.reader import Reader, Reading, Scorer, asked, parse_options, scorer_for
-from lcread.result import RunResult, Stop, StopReason
+from lcread.result import RunResult
+from lcread.errors import Stop, StopReason
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
 from lcread.trace import Trace
 

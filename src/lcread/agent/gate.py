@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from lcread import prompts
 from lcread.config import LoopConfig
 from lcread.reader import Reading
-from lcread.result import Stop, StopReason
+from lcread.errors import Stop, StopReason
 from lcread.tools import Command, Observation
 from lcread.trace import Trace
 

@@ -88,7 +88,7 @@ def calibration_error(rows: list[dict], bins: int = 10) -> float | None:
 def phrasing_agreement(rows: list[dict]) -> float | None:
     """Of the questions asked in several phrasings, the share whose phrasings never verify different answers
     (each verifies the same answer, or does not verify): "verified" must not depend on the words used."""
-    from lcread.acs.rules import normalize
+    from lcread.text import normalize
 
     groups: dict[str, list[dict]] = {}
     for r in rows:

@@ -11,7 +11,7 @@ from lcread import prompts
 from lcread.acs.chunks import chunk_of, chunk_store
 from lcread.acs.policies import RecordingPolicy, make_policy
 from lcread.acs.probe import Probe
-from lcread.result import Stop
+from lcread.errors import Stop
 from lcread.reader.question import parse_options
 from lcread.acs.reader import FoldReader
 from lcread.acs.calibrate import Trajectory

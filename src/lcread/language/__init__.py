@@ -32,6 +32,9 @@ class Language:
     no: str
     list_joins: tuple[str, ...]
     not_counted: frozenset[str]
+    answer_label: re.Pattern
+    articles: frozenset[str]
+    abstentions: tuple[str, ...]
     how: dict[str, str]
     related: dict[str, str]
     irregular: dict[str, frozenset[str]]
@@ -64,13 +67,15 @@ def load(name: str | None = None) -> Language:
         for form in forms:
             irregular.setdefault(form, set()).update(forms)
     words = {k: raw[k].split() for k in ("stopwords", "asking", "number_words", "months", "weekdays", "references",
-                                         "units", "list_joins", "not_counted")}
+                                         "units", "list_joins", "not_counted", "articles")}
     return Language(
         name=name, lemmas=raw["lemmas"], stopwords=frozenset(words["stopwords"]), asking=frozenset(words["asking"]),
         number_words={w: i for i, w in enumerate(words["number_words"])}, months=frozenset(words["months"]),
         weekdays=frozenset(words["weekdays"]), references=tuple(words["references"]),
         spellings=dict(raw.get("spellings", {})), units=frozenset(words["units"]), yes=raw["yes"], no=raw["no"],
         list_joins=tuple(words["list_joins"]), not_counted=frozenset(words["not_counted"]),
+        answer_label=re.compile(raw["answer_label"], re.I), articles=frozenset(words["articles"]),
+        abstentions=tuple(raw["abstentions"]),
         how=dict(raw["how"]), related=dict(raw["related"]), irregular={k: frozenset(v) for k, v in irregular.items()},
         phrases={k: re.compile(_asking(v, raw), re.I) for k, v in raw["phrases"].items()},
         answers=tuple((a["type"], re.compile(_asking(a["pattern"], raw), re.I)) for a in raw["answer"]))

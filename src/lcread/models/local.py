@@ -16,7 +16,7 @@ from pathlib import Path
 from lcread.config import ModelConfig
 from lcread.config import kv_dir
 from lcread.errors import LcreadError
-from lcread.models import Messages, Reply, Scored, Scoring, TokenScore
+from lcread.models.base import Messages, Reply, Scored, Scoring, TokenScore
 from lcread.models.llamascore import score_continuations, scoring_context
 
 MIN_NEW_TOKENS = 256

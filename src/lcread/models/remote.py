@@ -12,7 +12,7 @@ import time
 
 from lcread.config import ModelConfig
 from lcread.errors import ContextOverflow, ModelError, OutOfTime, redact
-from lcread.models import Messages, Reply, TokenScore, guard
+from lcread.models.base import Messages, Reply, TokenScore, guard
 from lcread.models.tokens import count_messages
 
 _litellm = None

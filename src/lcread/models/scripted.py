@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from lcread.models import Messages, Reply, Scored, Scoring
+from lcread.models.base import Messages, Reply, Scored, Scoring
 
 
 class ScriptedModel:

@@ -23,16 +23,6 @@ def render(name: str, **values: object) -> str:
     return text.format(**values).strip()
 
 
-@functools.lru_cache(maxsize=1)
-def instructions() -> str:
-    """Every prompt's text, normalised as answers are (an answer found here and in no document was copied from
-    lcread's own instructions)."""
-    from lcread.grounding.evidence import norm
-
-    return norm(" ".join(p.read_text(encoding="utf-8") for p in resources.files(__package__).iterdir()
-                         if p.name.endswith(".txt")))
-
-
 def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 

@@ -13,8 +13,6 @@ from lcread.tools.headings import Sections
 from lcread.tools.parse import USAGE, Command, ParseError, parse
 from lcread.language import load as load_language
 
-OCCURRENCE_SECTIONS = 50
-"""Documents at most whose headings lcread looks up for the pieces it checks an answer against."""
 
 __all__ = ["Command", "Observation", "ParseError", "Search", "Shown", "ToolRunner", "USAGE", "parse"]
 
@@ -54,59 +52,25 @@ class ToolRunner:
                                               self.store.docs, self.config.grep_timeout) or 0
         return self._counts[key]
 
-    OCCURRENCES_CAP = 120_000
-    """Characters of windows lcread reads for itself when it checks an answer against the whole input."""
-
-    def occurrences(self, term: str) -> list[Shown]:
-        """Every piece of the documents that holds `term` (case aside), a window per match on a long line, for
-        lcread's own checks (never shown to the model; bounded)."""
-        cmd = Command("grep", "", patterns=[term], flags={"-i", "-F"})
-        result = Grep(cmd, self.store.docs, self.OCCURRENCES_CAP, self.config.match_window, self.config.grep_timeout).run()
-        pieces = [s for s in result.shown if s.kind == "match" and not self.changed([s])]
-        docs = {s.doc for s in pieces}
-        if len(docs) <= OCCURRENCE_SECTIONS:  # with their headings, as grep -p shows them: a line under "/var/opt"
-            pieces = [replace(s, section=s.section or self.sections(self.store.get(s.doc)).enclosing(s.line))
-                      for s in pieces]
-        return pieces + self._entries(pieces)
+    COUNTED_CHARS = 120_000
+    """Characters of matching lines lcread reads for itself when it counts lines (never shown to the model)."""
 
     def count_lines(self, words: list[str]):
         """How many lines of the documents hold every one of the words (each in any of its forms, case aside, as
-        a whole word), and the first of them as sentences to cite: lcread's own count, read from a grep of the
-        rarest word (bounded as `occurrences` is)."""
-        from lcread.grounding.evidence import Sentence
+        a whole word), and the first of them to cite: lcread's own count, read from a grep of the rarest word
+        (at most COUNTED_CHARS of its matching lines are read)."""
         from lcread.tools.search import forms_of
 
         forms = {w: sorted({w.lower(), *forms_of(w)}) for w in words}
         rarest = min(words, key=lambda w: sum(self.count(f) for f in forms[w][:6]))
         cmd = Command("grep", "", patterns=forms[rarest], flags={"-i", "-F", "-w"})
-        result = Grep(cmd, self.store.docs, self.OCCURRENCES_CAP, self.config.match_window,
+        result = Grep(cmd, self.store.docs, self.COUNTED_CHARS, self.config.match_window,
                       self.config.grep_timeout).run()
         patterns = [re.compile(r"(?<![\w])(?:" + "|".join(re.escape(f) for f in forms[w]) + r")(?![\w])", re.I)
                     for w in words]
         hits = [s for s in result.shown if s.kind == "match" and all(p.search(s.text) for p in patterns)]
         lines = list(dict.fromkeys((s.doc, s.line) for s in hits))
-        first = [Sentence(s.doc, s.line, s.start, s.text) for s in hits[:3]]
-        return len(lines), first
-
-    def _entries(self, pieces: list[Shown]) -> list[Shown]:
-        """The text of the entries the term names (a line that is only `HISTFILE` heads what is said of it, on
-        the lines below, to a blank line or the next entry's name), and the line after each that ends mid-sentence."""
-        from lcread.grounding.evidence import ENTRY_LINES
-        from lcread.text import entry_name
-
-        out: list[Shown] = []
-        for head in [p for p in pieces if p.start == 0 and entry_name(p.text)][:OCCURRENCE_SECTIONS]:
-            for row in self.store.get(head.doc).read_lines(head.line + 1, head.line + ENTRY_LINES):
-                if not row.text.strip() or entry_name(row.text):
-                    break
-                out.append(Shown(head.doc, row.number, 0, row.text, kind="context", section=head.section))
-        # a line that ends mid-sentence goes on on the next ("The default value" / "is ~/.bash_history.")
-        cut = [p for p in pieces if p.start == 0 and not entry_name(p.text)
-               and not p.text.rstrip().endswith((".", "!", "?", ":"))][:OCCURRENCE_SECTIONS * 4]
-        for piece in cut:
-            for row in self.store.get(piece.doc).read_lines(piece.line + 1, piece.line + 1):
-                out.append(Shown(piece.doc, row.number, 0, row.text, kind="context", section=piece.section))
-        return out
+        return len(lines), hits[:3]
 
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""

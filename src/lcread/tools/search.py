@@ -425,7 +425,7 @@ lines of them it scores at most (words on every line of a log hold no more than 
 def _word_index(doc):
     """The document's word index when it is large enough to have one and it is built; a missing one is started
     in the background (this search scans instead)."""
-    from lcread.tools import wordindex
+    import lcread.tools.wordindex as wordindex
 
     threshold = wordindex.index_bytes()
     if threshold is None or doc.size < threshold:
