@@ -160,10 +160,10 @@ def test_sac_cuts_its_outputs_smaller_unless_read_chars_is_given(write):
 def test_sac_s_grammar_ends_the_reply_at_an_answer_and_asks_a_state_after_any_other_command(can_answer):
     from llama_cpp import LlamaGrammar
 
-    from lcread import prompts
+    from lcread.tools import grammar
 
-    commands = prompts.command_grammar(["a.txt"], ["30", "40"], "number", can_answer=can_answer)
-    grammar = prompts.state_grammar(["a.txt"], 4, 4, after_command=True, commands=commands)
+    commands = grammar.command_grammar(["a.txt"], can_answer=can_answer)
+    grammar = grammar.state_grammar(["a.txt"], 4, 4, after_command=True, commands=commands)
     root = next(line for line in grammar.splitlines() if line.startswith("root"))
     acting = next(line for line in grammar.splitlines() if line.startswith("cmd-act"))
     assert ("cmd-answer |" in root) is can_answer and 'cmd-act "\\n" st-root' in root and "cmd-answer" not in acting

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from lcread import prompts
+from lcread.tools.grammar import answer_only_grammar, command_grammar, without_command
 from lcread.agent.actions import Actions
 from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted
 from lcread.agent.run import Context, Run, example_term
@@ -122,8 +122,8 @@ class CommandLoop:
         command, the next step cannot be that command again (a small model copies the command it sees last)."""
         if not self.model.supports_grammar:
             return None
-        grammar = prompts.command_grammar(self.names, can_answer=bool(run.seen))
-        return prompts.without_command(grammar, run.repeated) if run.repeated else grammar
+        grammar = command_grammar(self.names, can_answer=bool(run.seen))
+        return without_command(grammar, run.repeated) if run.repeated else grammar
 
     def check_limits(self, run: Run) -> None:
         c, s = self.config, run.stats
@@ -176,7 +176,7 @@ class CommandLoop:
         try:
             grammar = self.grammar(run)
             reply = self.query(run, context.limit_messages(str(reason)), self.config.command_tokens,
-                               grammar=grammar and prompts.answer_only_grammar(grammar),
+                               grammar=grammar and answer_only_grammar(grammar),
                                scoring=run.reader.scoring(pool) if self.model.scores_spans else None)
             command = parse(reply.text)
             free = command.answer if command.name == "answer" and str(reason) not in command.answer else None

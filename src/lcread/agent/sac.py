@@ -7,6 +7,7 @@ model returns one command and the updated state, which is its only memory. The t
 from __future__ import annotations
 
 from lcread import prompts
+from lcread.tools.grammar import state_grammar
 from lcread.agent.base import CommandLoop, Context, Run
 from lcread.agent.handoff import (COMMANDS_KEPT, FINDINGS, LIST_ITEMS, POINTERS_KEPT, PROGRESS_KEPT, Handoff,
                                   HandoffDraft, keep_shown, parse_draft, split_reply)
@@ -37,7 +38,7 @@ class WrittenState(Context):
 
     def grammar(self) -> str | None:
         commands = self.loop.grammar(self.run)
-        return prompts.state_grammar(self.loop.names, LIST_ITEMS, FINDINGS, after_command=True, commands=commands) \
+        return state_grammar(self.loop.names, LIST_ITEMS, FINDINGS, after_command=True, commands=commands) \
             if commands else None
 
     def reply_tokens(self) -> int:

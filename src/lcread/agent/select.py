@@ -8,6 +8,7 @@ so no request exceeds the limit.
 from __future__ import annotations
 
 from lcread import prompts
+from lcread.tools.grammar import state_grammar
 from lcread.agent.base import CommandLoop, Context, Run, example_term
 from lcread.agent.handoff import (FINDINGS, LIST_ITEMS, Handoff, fallback_handoff, keep_shown, parse_handoff,
                                   prune_to_fit)
@@ -28,7 +29,7 @@ class Conversation(Context):
                                   {"role": "user", "content": prompts.render("select_task", question=run.question)}]
         self.handoff: Handoff | None = None
         self.overflowed = False
-        self.handoff_grammar = prompts.state_grammar(loop.names, LIST_ITEMS, FINDINGS, after_command=False) \
+        self.handoff_grammar = state_grammar(loop.names, LIST_ITEMS, FINDINGS, after_command=False) \
             if loop.model.supports_grammar else None
 
     def messages(self) -> Messages:

@@ -10,7 +10,7 @@ from lcread.documents import Changed, Document, DocumentStore
 from lcread.tools.evidence import Search, Shown
 from lcread.tools.grep import Grep, count_matches
 from lcread.tools.headings import Sections
-from lcread.tools.parse import USAGE, Command, ParseError, parse
+from lcread.tools.parse import COMMANDS, USAGE, Command, ParseError, parse
 from lcread.language import load as load_language
 
 
@@ -84,7 +84,7 @@ class ToolRunner:
         except KeyError as e:
             return _error(f"no document named {e.args[0]!r}. Documents:\n{self.store.listing()}")
         try:
-            observation = getattr(self, f"_{cmd.name}")(cmd, docs)
+            observation = getattr(self, COMMANDS[cmd.name].run)(cmd, docs)  # the method the command table names
         except Changed as e:  # a path that names another file than the one listed: never read
             return _error(str(e))
         except OSError as e:  # a file removed or replaced while the run reads it: the run goes on
@@ -279,8 +279,6 @@ class ToolRunner:
             return Observation(self.store.listing())
         return Observation(self.store.page(cmd.start))
 
-    def _answer(self, cmd: Command, docs: list[Document]) -> Observation:
-        return Observation(cmd.answer)
 
 
 def _read_command(doc: Document, start: int, end: int, from_char: int = 0) -> Command:

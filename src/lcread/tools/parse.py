@@ -4,18 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-USAGE = """search WORDS...           (the passages that best match these words, ranked; plain words, any form)
-grep [-i] [-w] [-F] [-c] [-p] [-C N|-A N|-B N] [-m N] [-e PATTERN]... PATTERN [DOC...]
-     (-c counts matches; -p shows the section, chapter or function each hit is in, as DOC=LINE=heading)
-read DOC START END        (lines START..END; add --from N to continue inside a long line at character N)
-sed -n 'START,ENDp' DOC
-definition NAME           (where a name is defined: def, class, NAME = ..., #define, function, ...)
-head [-n N] DOC   tail [-n N] DOC   wc [DOC...]   ls [PAGE]
-answer "TEXT\""""
-
-NAMES = ("search", "grep", "read", "sed", "definition", "head", "tail", "wc", "ls", "answer")
 
 
 class ParseError(ValueError):
@@ -57,13 +48,13 @@ def parse(text: str) -> Command:
     name = line.split(None, 1)[0] if line.split() else ""
     if name == "answer":
         return Command("answer", line, answer=_answer_text(line[len("answer"):]))
-    if name not in NAMES:
+    if name not in COMMANDS:
         hint = " cat would print a whole document; use grep, head or read." if name in ("cat", "less", "more") else ""
         raise ParseError(f"unknown command {name or '(empty)'!r}.{hint} Commands:\n{USAGE}")
     if name == "search":  # plain words: a quote in them ("the line 'nobody had ...") is a word's, not the shell's
         return _parse_search(line.split()[1:], line)
     words = _split(line)
-    return _PARSERS[name](words[1:], line)
+    return COMMANDS[name].parse(words[1:], line)
 
 
 def _command_line(text: str) -> str:
@@ -293,7 +284,49 @@ def _parse_ls(args: list[str], text: str) -> Command:
     return Command("ls", text, start=int(pages[0]) if pages else 1)
 
 
-_PARSERS = {
-    "search": _parse_search, "definition": _parse_definition, "grep": _parse_grep, "read": _parse_read, "sed": _parse_sed, "head": _parse_head_tail("head"),
-    "tail": _parse_head_tail("tail"), "wc": _parse_wc, "ls": _parse_ls,
+@dataclass(frozen=True)
+class Spec:
+    """One command of the tool language: how it is written (the usage the model reads), how it is parsed, its rule
+    in the embedded model's grammar (prompts/commands.gbnf), and the ToolRunner method that runs it."""
+
+    usage: str
+    parse: Callable[[list[str], str], Command] | None
+    rule: str | None
+    run: str | None
+    inline: bool = False
+    """A short usage, listed on one line with the next short ones."""
+
+
+COMMANDS: dict[str, Spec] = {
+    "search": Spec("search WORDS...           (the passages that best match these words, ranked; plain words, any "
+                   "form)", _parse_search, "cmd-search", "_search"),
+    "grep": Spec("grep [-i] [-w] [-F] [-c] [-p] [-C N|-A N|-B N] [-m N] [-e PATTERN]... PATTERN [DOC...]\n"
+                 "     (-c counts matches; -p shows the section, chapter or function each hit is in, as "
+                 "DOC=LINE=heading)", _parse_grep, "cmd-grep", "_grep"),
+    "read": Spec("read DOC START END        (lines START..END; add --from N to continue inside a long line at "
+                 "character N)", _parse_read, "cmd-read", "_read"),
+    "sed": Spec("sed -n 'START,ENDp' DOC", _parse_sed, None, None),  # parsed as a read
+    "definition": Spec("definition NAME           (where a name is defined: def, class, NAME = ..., #define, "
+                       "function, ...)", _parse_definition, "cmd-def", "_definition"),
+    "head": Spec("head [-n N] DOC", _parse_head_tail("head"), "cmd-head", "_head", inline=True),
+    "tail": Spec("tail [-n N] DOC", _parse_head_tail("tail"), "cmd-tail", "_tail", inline=True),
+    "wc": Spec("wc [DOC...]", _parse_wc, "cmd-wc", "_wc", inline=True),
+    "ls": Spec("ls [PAGE]", _parse_ls, "cmd-ls", "_ls", inline=True),
+    "answer": Spec('answer "TEXT"', None, "cmd-answer", None),  # the gate's, not a tool's
 }
+"""The tool language, one entry per command: a new command is an entry here, its parse function, its grammar rule
+and its ToolRunner method."""
+
+
+def _usage() -> str:
+    lines: list[str] = []
+    for spec, before in zip(COMMANDS.values(), [None, *COMMANDS.values()]):
+        if spec.inline and before is not None and before.inline:
+            lines[-1] += "   " + spec.usage
+        else:
+            lines.append(spec.usage)
+    return "\n".join(lines)
+
+
+USAGE = _usage()
+NAMES = tuple(COMMANDS)
