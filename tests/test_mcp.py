@@ -94,7 +94,7 @@ def test_paths_outside_the_roots_are_refused_and_never_named(served, path):
 def test_errors_are_one_line_messages_not_tracebacks(served):
     server = build_server([str(served)], model=ScriptedModel([]))
     result = call(server, "ask", {"inputs": ["log.txt"], "question": "x", "mode": "nonsense"})
-    assert result.is_error and "unknown mode 'nonsense': use --mode select, sac or acs" in text(result)
+    assert result.is_error and "unknown mode 'nonsense': use --mode select, sac, acs" in text(result)
     assert "Traceback" not in text(result) and len(text(result).splitlines()) == 1
     missing = call(server, "read", {"path": "nope.txt"})
     assert missing.is_error and "no such file or folder" in text(missing)

@@ -101,7 +101,7 @@ def _settings(mode: str, options: list[str] | None, configs: dict):
     from lcread.run import MODES, Settings
 
     if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}: use --mode select, sac or acs")
+        raise UsageError(f"unknown mode {mode!r}: use --mode {', '.join(MODES)}")
     return Settings(mode=mode, options=options, loop=configs[LoopConfig], tools=configs[ToolConfig],
                     acs=configs[AcsConfig])
 

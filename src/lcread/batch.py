@@ -81,7 +81,7 @@ def _invalid(task: BatchTask) -> str | None:
     if not task.documents:
         return "documents: give at least one file or folder"
     if task.mode is not None and task.mode not in MODES:
-        return f"mode: unknown mode {task.mode!r}: use select, sac or acs"
+        return f"mode: unknown mode {task.mode!r}: use {', '.join(MODES)}"
     if task.stop is not None and task.stop not in AcsConfig.model_fields["stop"].annotation.__args__:
         return f"stop: unknown stopping policy {task.stop!r}: use acs, full, random, verbalized or end"
     return None

@@ -12,7 +12,6 @@ from lcread.errors import UsageError
 from lcread.models import Model
 from lcread.trace import Trace
 
-MODES = ("select", "sac", "acs")
 SAC_READ_CHARS = 4000
 """sac's outputs are cut at this many characters unless --read-chars says otherwise: each step's context holds
 one output, and a cut read continues where it stopped when asked again."""
@@ -33,22 +32,30 @@ class Settings:
 
 def answer(model: Model, store: DocumentStore, question: str, settings: Settings, display: Display,
            trace: Trace) -> RunResult:
-    if settings.mode not in MODES:
-        raise UsageError(f"unknown mode {settings.mode!r}: use --mode select, sac or acs")
-    if settings.mode == "acs":
-        result = _acs(model, store, question, settings, display, trace)
-    else:
-        from lcread.agent.sac import SacReader
-        from lcread.agent.select import SelectReader
-        from lcread.tools import ToolRunner
-
-        loop = SacReader if settings.mode == "sac" else SelectReader
-        tools = settings.tools
-        if settings.mode == "sac" and "read_chars" not in tools.model_fields_set:  # one output per fresh context:
-            tools = tools.model_copy(update={"read_chars": SAC_READ_CHARS})      # a smaller one keeps it small
-        result = loop(model, ToolRunner(store, tools), display, trace, settings.loop, settings.scorer).run(question)
+    run = MODES.get(settings.mode)
+    if run is None:
+        raise UsageError(f"unknown mode {settings.mode!r}: use --mode {', '.join(MODES)}")
+    result = run(model, store, question, settings, display, trace)
     result.trace_id = getattr(trace, "run_id", None) or None  # the `run` field of this run's trace records
     return result
+
+
+def _select(model, store, question, settings, display, trace):
+    from lcread.agent.select import SelectReader
+    from lcread.tools import ToolRunner
+
+    tools = ToolRunner(store, settings.tools)
+    return SelectReader(model, tools, display, trace, settings.loop, settings.scorer).run(question)
+
+
+def _sac(model, store, question, settings, display, trace):
+    from lcread.agent.sac import SacReader
+    from lcread.tools import ToolRunner
+
+    tools = settings.tools
+    if "read_chars" not in tools.model_fields_set:  # one output per fresh context: a smaller one keeps it small
+        tools = tools.model_copy(update={"read_chars": SAC_READ_CHARS})
+    return SacReader(model, ToolRunner(store, tools), display, trace, settings.loop, settings.scorer).run(question)
 
 
 def _acs(model, store, question, settings, display, trace):
@@ -125,3 +132,8 @@ def split_options(given: list[str] | None) -> list[str] | None:
         if pairs:
             return [f"{letter}) {text}" for letter, text in pairs]
     return given
+
+
+MODES = {"select": _select, "sac": _sac, "acs": _acs}
+"""The ways of reading, by name: a new mode is a function of (model, store, question, settings, display, trace)
+returning a RunResult, and one entry here (`--mode`, batch tasks and the MCP tool take their names from it)."""
