@@ -133,8 +133,10 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
 
 
 @app.command()
-def calibrate(results: Annotated[Path, typer.Argument(help="A bench folder (or its results.json) with acs "
-                                                      "readings.", show_default=False)],
+def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders (or their results.json) with the "
+                                                            "readings: acs's, or with --reader select's and sac's "
+                                                            "(several folders are fitted as one).",
+                                                            show_default=False)],
               target: Annotated[float, typer.Option(min=0.0, max=1.0, help="Largest premature-stop rate "
                                                     "allowed.")] = 0.05,
               save: Annotated[bool, typer.Option(help="Write the chosen θ to the per-model settings file.")] = True,
@@ -154,7 +156,11 @@ def calibrate(results: Annotated[Path, typer.Argument(help="A bench folder (or i
         return show_reader(results, precision, out)
     from lcread.acs.calibrate import show
 
-    show(results, target, save)
+    if len(results) > 1:
+        from lcread.errors import UsageError
+
+        raise UsageError("θ is calibrated on one bench folder: give one (several are for --reader)")
+    show(results[0], target, save)
 
 
 @app.command()

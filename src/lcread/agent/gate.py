@@ -20,7 +20,7 @@ SHOWN_CANDIDATES = 3
 
 @dataclass
 class Accepted:
-    """The reading is verified (or the user turned the check off): the run ends with it."""
+    """The reading is verified or settled (or the user turned the check off): the run ends with it."""
 
     reading: Reading
     answer: str | None = None
@@ -57,9 +57,10 @@ class AnswerGate:
     unread_answers: int = 0
 
     def decide(self, reading: Reading, command: Command | None, step: int, read_anything: bool) -> Decision | None:
-        """After a call: stop on a verified reading; an answer while unsure goes back; None: run the command."""
+        """After a call: stop on a verified or settled reading; an answer while unsure goes back; None: run the
+        command."""
         answered = command is not None and command.name == "answer"
-        if read_anything and reading.verified:
+        if read_anything and reading.settled:
             return Accepted(reading)
         if answered and not read_anything:
             return self.unread(command.answer, step)

@@ -1,4 +1,4 @@
-"""The model layer: one small protocol, three backends (embedded, litellm, scripted)."""
+"""The model layer: one small protocol, two backends (embedded, litellm), and the scripted model for tests."""
 
 from __future__ import annotations
 

@@ -39,6 +39,9 @@ class Reading:
     threshold: float = 1.0
     floor: float = 0.0
     """Below this confidence the best candidate is no answer."""
+    settle: float = 1.0
+    """At or above this confidence the run ends with the best answer, verified or not (reading on was measured
+    not to make it more often right)."""
     free: str | None = None
     applies: bool = True
     """False for an open question (explain, summarise): its answer is the model's, and never verified."""
@@ -67,6 +70,10 @@ class Reading:
     @property
     def verified(self) -> bool:
         return self.applies and self.grounded and self.confidence >= self.threshold
+
+    @property
+    def settled(self) -> bool:
+        return self.applies and self.grounded and self.confidence >= min(self.settle, self.threshold)
 
     @property
     def no_answer(self) -> float:
@@ -105,7 +112,7 @@ class Reading:
         """The reading as the trace records it: every candidate with its probability and features (what
         `lcread calibrate --reader` fits a model's scorer on)."""
         return {"confidence": round(self.confidence, 4), "no_answer": round(self.no_answer, 4),
-                "threshold": self.threshold, "free": self.free,
+                "threshold": self.threshold, "settle": self.settle, "free": self.free,
                 "candidates": [{"text": r.candidate.text, "type": r.candidate.type, "p": round(r.probability, 4),
                                 "features": {k: round(v, 4) for k, v in r.row.items()}} for r in self.ranked]}
 
@@ -202,7 +209,8 @@ class Reader:
         # over a value a shown line holds, whatever its score
         ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
                         key=lambda r: (not r.candidate.spots, -r.probability))
-        return Reading(ranked, self.scorer.threshold, self.scorer.floor, free, applies=self.asked.type != "open")
+        return Reading(ranked, self.scorer.threshold, self.scorer.floor, self.scorer.settle, free,
+                       applies=self.asked.type != "open")
 
     def located(self, answer: str) -> Candidate:
         """The model's answer as a candidate: its text, where shown sentences hold it whole; to a question asking

@@ -4,8 +4,10 @@ Every candidate of every reading is one example (its features, and whether the b
 logistic model is fitted on them (features standardised, an L2 penalty); its probabilities are checked on
 questions it was not fitted on (folds by question, every phrasing of a question in one fold), and the threshold
 that verifies an answer is the lowest at which the best candidates of the held-out readings are right at least
-`precision` of the time. Nothing here knows a document or a phrasing: the features are generic, the labels the
-bench's.
+`precision` of the time. The threshold that settles a run is chosen on the same held-out probabilities: the lowest
+confidence at which ending a run at its first reading that reaches it is right as often, within `TOLERANCE`, as
+reading on to the run's last reading (what further steps add, measured, instead of assumed). Nothing here knows a
+document or a phrasing: the features are generic, the labels the bench's.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ L2 = 1.0
 """The penalty on the standardised weights (per example, it shrinks as the examples grow)."""
 BINS = 10
 """Confidence bins of the calibration error."""
+TOLERANCE = 0.01
+"""The accuracy a settled run may lose against reading on to its last reading."""
 
 
 @dataclass
@@ -31,17 +35,19 @@ class Example:
     """Which reading of which run: the candidates that competed with each other."""
     features: dict[str, float]
     right: bool
+    run: int = 0
+    """The run the reading belongs to (its readings are numbered in the order they were made)."""
 
 
 def examples(rows: list[dict]) -> list[Example]:
     """The candidates of every select or sac reading in bench rows."""
     out: list[Example] = []
     n = 0
-    for row in rows:
+    for run, row in enumerate(rows):
         for reading in row.get("readings") or []:
             n += 1
             for c in reading["candidates"]:
-                out.append(Example(str(row.get("group") or row["task"]), n, c["features"], bool(c["right"])))
+                out.append(Example(f"{row.get('suite')}/{row.get('group') or row['task']}", n, c["features"], bool(c["right"]), run))
     return out
 
 
@@ -72,11 +78,49 @@ def fit(data: list[Example], names: list[str], l2: float = L2, iterations: int =
 
 def best_per_reading(data: list[Example], probabilities: list[float]) -> list[tuple[float, bool]]:
     """For each reading, its best candidate's probability and whether it is right."""
-    best: dict[int, tuple[float, bool]] = {}
+    return [b for _, b in _best(data, probabilities).values()]
+
+
+def _best(data: list[Example], probabilities: list[float]) -> dict[int, tuple[int, tuple[float, bool]]]:
+    best: dict[int, tuple[int, tuple[float, bool]]] = {}
     for e, p in zip(data, probabilities):
-        if e.reading not in best or p > best[e.reading][0]:
-            best[e.reading] = (p, e.right)
-    return list(best.values())
+        if e.reading not in best or p > best[e.reading][1][0]:
+            best[e.reading] = (e.run, (p, e.right))
+    return best
+
+
+def runs(data: list[Example], probabilities: list[float]) -> list[list[tuple[float, bool]]]:
+    """Each run's readings in the order they were made, as (best probability, right)."""
+    out: dict[int, list[tuple[float, bool]]] = {}
+    for reading, (run, best) in sorted(_best(data, probabilities).items()):
+        out.setdefault(run, []).append(best)
+    return list(out.values())
+
+
+def settled(sequences: list[list[tuple[float, bool]]], theta: float) -> tuple[float, float]:
+    """Ending each run at its first reading whose confidence reaches theta (else at its last): the accuracy, and
+    the mean share of its readings made."""
+    right, used = 0, 0.0
+    for seq in sequences:
+        at = next((i for i, (p, _) in enumerate(seq) if p >= theta), len(seq) - 1)
+        right += seq[at][1]
+        used += (at + 1) / len(seq)
+    return right / max(len(sequences), 1), used / max(len(sequences), 1)
+
+
+def settle_threshold(sequences: list[list[tuple[float, bool]]], tolerance: float = TOLERANCE) -> tuple[float, dict]:
+    """The lowest confidence at which settling loses at most `tolerance` of accuracy against reading every run to
+    its last reading, with what it measured."""
+    full, _ = settled(sequences, 2.0)
+    chosen = 1.0
+    for theta in sorted({p for seq in sequences for p, _ in seq}, reverse=True):
+        accuracy, _ = settled(sequences, theta)
+        if accuracy < full - tolerance:
+            break
+        chosen = theta
+    accuracy, used = settled(sequences, chosen)
+    return chosen, {"accuracy": round(accuracy, 4), "readings_made": round(used, 4),
+                    "read_to_the_end": round(full, 4), "runs": len(sequences)}
 
 
 def held_out(data: list[Example], names: list[str], folds: int = FOLDS) -> list[float]:
@@ -131,37 +175,55 @@ def calibrate(rows: list[dict], likelihood: bool, precision: float = 0.95, sourc
     probabilities = held_out(data, names)
     best = best_per_reading(data, probabilities)
     tau = threshold(best, precision)
+    settle, when = settle_threshold(runs(data, probabilities))
     scorer = fit(data, names)
     scorer.threshold = round(tau, 4)
+    scorer.settle = round(min(settle, tau), 4)
     groups = len({e.group for e in data})
-    scorer.measured = {"held_out": measure(best, tau), "questions": groups, "candidates": len(data),
-                       "target_precision": precision}
+    scorer.measured = {"held_out": measure(best, tau), "settled": when, "questions": groups,
+                       "candidates": len(data), "target_precision": precision}
     scorer.source = source
     return scorer
 
 
-def show(results, precision: float, out=None) -> None:
-    """`lcread calibrate --reader`: fit the model's scorer on a bench folder's readings (with the span
-    likelihoods when they were recorded, and over the generic features alone), print the held-out figures,
-    and save both under the model's name (in the user's file, or `out`)."""
+def load_rows(folders) -> tuple[str, list[dict]]:
+    """The model and the rows with readings of one or more bench folders (all of one model)."""
     import json
+    from pathlib import Path
+
+    from lcread.errors import LcreadError
+
+    model, rows = None, []
+    for folder in [folders] if isinstance(folders, (str, Path)) else folders:
+        path = Path(folder)
+        path = path / "results.json" if path.is_dir() else path
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            name = data["settings"]["model"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise LcreadError(f"cannot read {path}: {e}; give a folder lcread bench --out wrote") from None
+        if model is not None and name != model:
+            raise LcreadError(f"{path} is of model {name}, the others of {model}: calibrate one model at a time")
+        model = name
+        found = [r for r in data.get("rows", []) if r.get("readings")]
+        if not found:
+            raise LcreadError(f"{path} holds no reader readings: run lcread bench with --modes select or sac first")
+        rows += found
+    return model, rows
+
+
+def show(results, precision: float, out=None) -> None:
+    """`lcread calibrate --reader`: fit the model's scorer on bench folders' readings (with the span likelihoods
+    when they were recorded, and over the generic features alone), print the held-out figures, and save both under
+    the model's name (in the user's file, or `out`)."""
     from pathlib import Path
 
     from rich.console import Console
 
-    from lcread.errors import LcreadError
     from lcread.reader.scorer import save
 
-    path = Path(results)
-    path = path / "results.json" if path.is_dir() else path
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise LcreadError(f"cannot read {path}: {e}; give the folder lcread bench --out wrote") from None
-    rows = [r for r in data.get("rows", []) if r.get("readings")]
-    if not rows:
-        raise LcreadError(f"{path} holds no reader readings: run lcread bench with --modes select or sac first")
-    model, console = data["settings"]["model"], Console()
+    model, rows = load_rows(results)
+    console = Console()
     suites = sorted({r["suite"] for r in rows})
     kinds = [True, False] if any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"]
                                  for f in LIKELIHOOD) else [False]
@@ -175,4 +237,7 @@ def show(results, precision: float, out=None) -> None:
                       f"{m['verified']} (precision {m['precision'] if m['precision'] is not None else '-'}, "
                       f"coverage {m['coverage'] if m['coverage'] is not None else '-'}); calibration error "
                       f"{m['calibration_error']:.3f}")
+        s = scorer.measured["settled"]
+        console.print(f"  a run settles at confidence >= {scorer.settle:.3f}: right {s['accuracy']:.0%} with "
+                      f"{s['readings_made']:.0%} of its readings made (reading to the end: {s['read_to_the_end']:.0%})")
         console.print(f"saved to {save(name, scorer, Path(out) if out else None)}")

@@ -25,6 +25,9 @@ class Scorer:
     scale: list[float]
     threshold: float
     """Confidence at or above which a grounded answer is verified."""
+    settle: float = 1.0
+    """Confidence at or above which a run ends with its best answer, verified or not: where the calibration
+    measured that reading on no longer made answers more often right."""
     floor: float = 0.1
     """Confidence below which the best candidate is no answer at all ("No answer was found in what was read")."""
     source: str = ""

@@ -1,0 +1,223 @@
+"""The scored reader on documents built here: what a question asks for, the candidates of what the tools showed,
+what lcread works out, the scorer's probabilities and no-answer, its calibration (fit, held-out threshold, the
+threshold that settles a run) and where calibrations are looked up. No bench data: every example is made here."""
+
+import json
+import random
+
+import pytest
+
+from lcread.documents import DocumentStore
+from lcread.grounding.evidence import EvidenceLog
+from lcread.reader import Reader, asked
+from lcread.reader import calibrate as cal
+from lcread.reader.features import GENERIC
+from lcread.reader.scorer import PRIOR, Scorer, save, scorer_for, trusting
+from lcread.tools import ToolRunner, parse
+
+
+def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[str], scorer=None, free=None):
+    """The reader's reading after the given commands ran over files made here (the loop's own wiring)."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with DocumentStore.open([str(tmp_path / n) for n in files]) as store:
+        tools = ToolRunner(store)
+        evidence = EvidenceLog()
+        for command in commands:
+            observation = tools.run(parse(command))
+            evidence.add(observation.shown, observation.search)
+        ranker = tools.question_ranker(question)
+        reader = Reader(asked(question), evidence, scorer or PRIOR, ranker.score, ranker.spans,
+                        count_lines=tools.count_lines)
+        return reader.read(reader.pool(), None, free)
+
+
+@pytest.mark.parametrize("question, kind", [
+    ("How many workers does the pool start?", "count"),
+    ("Which environment variable sets the default timeout?", "identifier"),
+    ("On which page is the warranty given?", "page"),
+    ("What is the default timeout in seconds?", "number"),
+    ("When was version 2.1 released?", "date"),
+    ("Which file holds the user's settings?", "path"),
+    ("Which option turns on verbose output?", "option"),
+    ("Why does the daemon restart at midnight?", "open"),
+])
+def test_the_question_says_what_type_of_answer_it_asks_for(question, kind):
+    assert asked(question).type == kind
+
+
+def test_plural_and_pair_questions_are_told_apart():
+    assert asked("Which files does the installer write?").plural
+    assert not asked("Which file does the installer write?").plural
+    assert asked("What is the range of valid port numbers?").pair
+    assert not asked("What is the default port?").pair
+
+
+def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_path):
+    text = ("Network settings.\n"
+            "The default timeout is 30 seconds; set R_FETCH_TIMEOUT to change it.\n"
+            "Logs are written to /var/log/fetch.log every 5 minutes.\n")
+    reading = reading_of(tmp_path, {"manual.txt": text}, "Which environment variable sets the default timeout?",
+                         ["grep -n timeout manual.txt"])
+    by_text = {r.candidate.text: r for r in reading.ranked}
+    assert by_text["R_FETCH_TIMEOUT"].candidate.type == "identifier"
+    assert by_text["30 seconds"].candidate.type == "number"
+    assert by_text["R_FETCH_TIMEOUT"].row["type_exact"] == 1.0 and by_text["30 seconds"].row["type_exact"] == 0.0
+    assert "/var/log/fetch.log" not in by_text  # its line was not shown: not a candidate
+    spot = by_text["R_FETCH_TIMEOUT"].candidate.spots[0]
+    assert (spot.sentence.doc, spot.sentence.line) == ("manual.txt", 2)
+
+
+def test_a_constant_defined_as_another_name_resolves_to_its_value_citing_both_lines(tmp_path):
+    code = ("import os\n\nLIMIT_ALIAS = 30\n\nDEFAULT_REDIRECT_LIMIT = LIMIT_ALIAS\n\n"
+            "def get(url, limit=DEFAULT_REDIRECT_LIMIT):\n    return fetch(url, limit)\n")
+    reading = reading_of(tmp_path, {"client.py": code}, "How many redirects does get follow at most?",
+                         ["grep -n LIMIT client.py"])
+    value = next(r for r in reading.ranked if r.candidate.text == "30" and r.candidate.source)
+    assert value.row["resolved"] == 1.0 and value.candidate.source == "DEFAULT_REDIRECT_LIMIT"
+    assert {s.sentence.line for s in value.candidate.spots} >= {3, 5}
+
+
+def test_how_many_counts_the_lines_of_the_whole_input_that_hold_the_question_words(tmp_path):
+    log = "\n".join([f"10:0{i} worker {i} started" for i in range(7)] + ["10:09 worker 3 stopped"] +
+                    [f"10:1{i} cache flushed" for i in range(4)]) + "\n"
+    reading = reading_of(tmp_path, {"app.log": log}, "How many workers started?", ["head -n 2 app.log"])
+    counts = {r.candidate.text: r for r in reading.ranked if r.candidate.type == "count"}
+    assert "7" in counts and counts["7"].row["computed"] == 1.0
+
+
+def test_a_confident_grounded_best_is_the_answer_and_a_weak_pool_is_no_answer(tmp_path):
+    text = "The pump's warranty runs for 18 months from delivery.\nService visits happen twice a year.\n"
+    files, question = {"pump.txt": text}, "How long does the pump's warranty run?"
+    sure = Scorer(features=["match"], weights=[6.0], bias=-2.0, mean=[0.0], scale=[1.0], threshold=0.9)
+    reading = reading_of(tmp_path, files, question, ["read pump.txt 1 2"], scorer=sure)
+    assert reading.answer == "18 months" and reading.grounded and reading.verified
+    assert reading.citations()[0].line == 1
+    doubtful = Scorer(features=["match"], weights=[0.0], bias=-4.0, mean=[0.0], scale=[1.0], threshold=0.9)
+    weak = reading_of(tmp_path, files, question, ["read pump.txt 1 2"], scorer=doubtful)
+    assert weak.answer is None and not weak.verified and weak.no_answer > 0.5
+
+
+def test_an_answer_no_shown_line_holds_is_never_chosen_over_a_grounded_one(tmp_path):
+    text = "The cache holds 512 entries by default.\n"
+    reading = reading_of(tmp_path, {"cache.txt": text}, "How many entries does the cache hold by default?",
+                         ["read cache.txt 1 1"], scorer=trusting(), free="4096")
+    made_up = next(r for r in reading.ranked if r.candidate.text == "4096")
+    assert not made_up.candidate.spots and reading.ranked[0].candidate.spots
+    assert reading.answer != "4096"
+
+
+def test_settled_means_confidence_at_the_settle_threshold_and_verified_implies_it(tmp_path):
+    text = "The pump's warranty runs for 18 months from delivery.\n"
+    scorer = Scorer(features=["match"], weights=[2.0], bias=0.0, mean=[0.0], scale=[1.0], threshold=0.99,
+                    settle=0.6)
+    reading = reading_of(tmp_path, {"pump.txt": text}, "How long does the pump's warranty run?",
+                         ["read pump.txt 1 1"], scorer=scorer)
+    assert 0.6 <= reading.confidence < 0.99 and reading.settled and not reading.verified
+
+
+# --- calibration -------------------------------------------------------------------------------------------
+
+def make_rows(tmp_path, n: int, seed: int) -> list[dict]:
+    """Bench-like rows from documents made here: each holds the asked value in the sentence that matches the
+    question, and other values of the same type in sentences that do not; candidates are labelled as the bench
+    labels them (the right one is the asked value)."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        folder = tmp_path / f"d{seed}-{i}"
+        folder.mkdir()
+        thing = rng.choice(["pump", "valve", "boiler", "fan", "meter"]) + str(i)
+        value = rng.randint(10, 99)
+        lines = [f"The {rng.choice(['door', 'lamp', 'belt'])} is checked every {rng.randint(100, 999)} days."
+                 for _ in range(4)]
+        lines.insert(rng.randrange(5), f"The warranty of the {thing} runs for {value} months.")
+        question = f"How many months does the warranty of the {thing} run?"
+        reading = reading_of(folder, {"m.txt": "\n".join(lines) + "\n"}, question, ["read m.txt 1 5"])
+        readings = [{"step": 1, "free": None, "candidates": [
+            {"text": r.candidate.text, "features": r.row, "right": r.candidate.text.split()[0] == str(value)}
+            for r in reading.ranked]}]
+        rows.append({"task": f"t{i}", "suite": "made", "group": f"g{i}", "readings": readings})
+    return rows
+
+
+def test_calibration_learns_generic_features_and_its_threshold_holds_on_held_out_documents(tmp_path):
+    scorer = cal.calibrate(make_rows(tmp_path, 30, seed=1), likelihood=False, precision=0.9)
+    assert set(scorer.features) <= set(GENERIC)
+    assert scorer.weights[scorer.features.index("match")] > 0  # the sentence that matches the question
+    measured = scorer.measured["held_out"]
+    assert measured["readings"] == 30 and measured["accuracy"] >= 0.9
+    assert measured["verified"] >= 10 and measured["precision"] >= 0.9
+    fresh = make_rows(tmp_path, 20, seed=2)  # documents the fit never saw
+    best = [max(r["readings"][0]["candidates"], key=lambda c: scorer.probability(c["features"])) for r in fresh]
+    assert sum(c["right"] for c in best) >= 18
+    verified = [c for c in best if scorer.probability(c["features"]) >= scorer.threshold]
+    assert verified and sum(c["right"] for c in verified) / len(verified) >= 0.9
+
+
+def test_the_threshold_is_the_lowest_confidence_reaching_the_precision():
+    best = [(0.95, True), (0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.5, False), (0.4, False)]
+    assert cal.threshold(best, 0.95) == 0.8  # 0.7 would take a wrong one in: 3 of 4
+    assert cal.threshold(best, 0.75) == 0.6  # 4 of 5 right at 0.6
+    assert cal.threshold([(0.9, False)], 0.95) == 1.0  # nothing reaches it: nothing is verified
+    m = cal.measure(best, 0.8)
+    assert m["verified"] == 3 and m["precision"] == 1.0 and m["coverage"] == 0.75
+
+
+def test_a_run_settles_where_reading_on_no_longer_makes_answers_right_more_often():
+    sequences = [
+        [(0.9, True), (0.9, True)],    # sure and right at once
+        [(0.8, True), (0.85, True)],
+        [(0.3, False), (0.7, True)],   # reading on found it
+        [(0.2, False), (0.4, False)],
+    ]
+    theta, measured = cal.settle_threshold(sequences, tolerance=0.0)
+    assert measured["read_to_the_end"] == 0.75 and measured["accuracy"] == 0.75
+    assert 0.3 < theta <= 0.7  # 0.3 would stop the third run at its wrong first reading
+    assert cal.settled(sequences, theta)[1] < 1.0  # and it reads less than reading every run to the end
+
+
+def test_several_bench_folders_are_fitted_as_one_and_models_are_not_mixed(tmp_path):
+    from lcread.errors import LcreadError
+
+    rows = make_rows(tmp_path, 4, seed=3)
+    for name, model, part in (("a", "local", rows[:2]), ("b", "local", rows[2:]), ("c", "gpt", rows[:1])):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps({"settings": {"model": model}, "rows": part}))
+    model, found = cal.load_rows([tmp_path / "a", tmp_path / "b"])
+    assert model == "local" and len(found) == 4
+    with pytest.raises(LcreadError, match="one model at a time"):
+        cal.load_rows([tmp_path / "a", tmp_path / "c"])
+
+
+def test_a_users_calibration_overrides_the_shipped_one_and_unknown_models_fall_back(tmp_path, monkeypatch):
+    path = tmp_path / "reader.json"
+    monkeypatch.setenv("LCREAD_READER_CALIBRATION", str(path))
+    mine = Scorer(features=["match"], weights=[1.0], bias=0.0, mean=[0.0], scale=[1.0], threshold=0.77,
+                  source="mine")
+    save("gpt-x:generic", mine)
+    assert scorer_for("gpt-x", likelihood=False).source == "mine"
+    other = scorer_for("never-calibrated", likelihood=False)
+    assert other.source != "mine" and set(other.features) <= set(GENERIC)  # the shipped generic one, or the prior
+    path.write_text("{not json")
+    assert scorer_for("gpt-x", likelihood=False).source != "mine"  # a damaged file is ignored
+
+
+def test_a_settled_reading_ends_the_run_at_once_unverified(tmp_path):
+    from lcread.agent.select import SelectReader
+    from lcread.display import SilentDisplay
+    from lcread.models.scripted import ScriptedModel
+    from lcread.trace import MemoryTrace
+
+    lines = [f"Routine note {i}: the belts were inspected." for i in range(200)]
+    lines[120] = "The warranty of the Halvorsen pump runs for 18 months from delivery."
+    (tmp_path / "notes.txt").write_text("\n".join(lines) + "\n")
+    scorer = Scorer(features=["match_top", "type_fits"], weights=[3.0, 3.0], bias=-4.0, mean=[0.0, 0.0],
+                    scale=[1.0, 1.0], threshold=0.99, settle=0.8)
+    model = ScriptedModel(['grep -n belts notes.txt', 'answer "18 months"'])
+    with DocumentStore.open([str(tmp_path / "notes.txt")]) as store:
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), scorer=scorer).run(
+            "How long does the warranty of the Halvorsen pump run?")
+    assert result.answer == "18 months" and result.final and len(model.calls) == 1  # the grep never ran
+    assert result.verified is False and 0.8 <= result.confidence < 0.99
+    assert result.citations[0].line == 121
