@@ -41,6 +41,8 @@ class CommandLoop:
         self.config = (config or LoopConfig()).fitted(model.context_window)
         self.scorer = scorer or scorer_for(model.name, model.scores_spans)
         """The reader's calibrated scorer: the model's own calibration unless one is handed in."""
+        self.scores_spans = model.scores_spans and self.scorer.likelihood
+        """Whether each call also scores the candidates (only when the scorer reads the span likelihoods)."""
         self.names = [d.name for d in tools.store.docs]
         self.mode = self.context.mode
         self.actions = Actions(tools, self.config, display, trace, self.context.keeps_history)
@@ -82,7 +84,7 @@ class CommandLoop:
         """One call: the model's command and the reader's scores, the gate's decision, then the command run."""
         self.check_limits(run)
         pool = run.reader.pool()
-        scoring = run.reader.scoring(pool) if self.model.scores_spans else None
+        scoring = run.reader.scoring(pool) if self.scores_spans else None
         try:
             reply = self.query(run, context.messages(), context.reply_tokens(), grammar=context.grammar(),
                                scoring=scoring)
@@ -177,7 +179,7 @@ class CommandLoop:
             grammar = self.grammar(run)
             reply = self.query(run, context.limit_messages(str(reason)), self.config.command_tokens,
                                grammar=grammar and answer_only_grammar(grammar),
-                               scoring=run.reader.scoring(pool) if self.model.scores_spans else None)
+                               scoring=run.reader.scoring(pool) if self.scores_spans else None)
             command = parse(reply.text)
             free = command.answer if command.name == "answer" and str(reason) not in command.answer else None
         except (ParseError, LimitReached, ModelError):

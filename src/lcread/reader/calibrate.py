@@ -227,6 +227,7 @@ def show(results, precision: float, out=None) -> None:
     suites = sorted({r["suite"] for r in rows})
     kinds = [True, False] if any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"]
                                  for f in LIKELIHOOD) else [False]
+    fitted = []
     for likelihood in kinds:
         name = f"{model}:{'likelihood' if likelihood else 'generic'}"
         scorer = calibrate(rows, likelihood, precision, source=f"{name}, lcread calibrate --reader on "
@@ -240,4 +241,14 @@ def show(results, precision: float, out=None) -> None:
         s = scorer.measured["settled"]
         console.print(f"  a run settles at confidence >= {scorer.settle:.3f}: right {s['accuracy']:.0%} with "
                       f"{s['readings_made']:.0%} of its readings made (reading to the end: {s['read_to_the_end']:.0%})")
-        console.print(f"saved to {save(name, scorer, Path(out) if out else None)}")
+        save(name, scorer, Path(out) if out else None)
+        fitted.append((name, scorer))
+    name, better = max(fitted, key=lambda f: better_key(f[1]))
+    console.print(f"{model} uses {name} (the better on held-out questions); saved to "
+                  f"{save(model, better, Path(out) if out else None)}")
+
+
+def better_key(scorer: Scorer) -> tuple:
+    """Of two calibrations, the better: more right answers verified on held-out questions, then more right."""
+    m = scorer.measured["held_out"]
+    return (m["accuracy"] * (m["coverage"] or 0.0), m["accuracy"], not scorer.likelihood)

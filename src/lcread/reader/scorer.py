@@ -85,15 +85,15 @@ def _stored() -> dict:
 
 
 def scorer_for(model: str, likelihood: bool) -> Scorer:
-    """The calibration for this model (the user's, else the shipped one): with the span likelihoods when the
-    backend scores spans, else the one over the generic features alone (`generic`)."""
+    """The calibration for this model (the user's, else the shipped one). `{model}` is the better of its two
+    calibrations on held-out questions; where the backend cannot score spans, the one over the generic features
+    alone (`{model}:generic`, else `generic`, fitted on the embedded model's readings)."""
     stored = _stored()
-    names = [f"{model}:likelihood", model] if likelihood else [f"{model}:generic", "generic"]
-    for name in names:
-        if name in stored:
+    for name in ([model, f"{model}:likelihood"] if likelihood else [model, f"{model}:generic"]):
+        if name in stored and (likelihood or not Scorer(**stored[name]).likelihood):
             return Scorer(**stored[name])
-    if likelihood and "local:likelihood" in stored:
-        return Scorer(**stored["local:likelihood"])  # another GGUF: the embedded model's, until calibrated
+    if likelihood and "local" in stored:
+        return Scorer(**stored["local"])  # another GGUF: the embedded model's, until calibrated
     return Scorer(**stored["generic"]) if "generic" in stored else PRIOR
 
 
