@@ -499,7 +499,7 @@ def test_model_replies_never_break_a_run(case, mode, write):
     kind, result = settle(lambda: lcread.ask(str(doc), QUESTION, model=model, mode=mode, max_steps=12))
     assert kind == "ok", result
     assert result.stop.kind in set(Stop) - {Stop.MODEL_ERROR, Stop.INTERRUPTED}
-    assert "40" in result.answer or not result.final  # what the document says, however the model wrote it
+    assert not result.final or "40" in result.answer  # what the document says, however the model wrote it
     assert not os.path.exists("/tmp/lcread-owned") and "root:x:0:0" not in json.dumps(result.to_dict())
 
 

@@ -93,7 +93,8 @@ def test_a_confident_grounded_best_is_the_answer_and_a_weak_pool_is_no_answer(tm
     reading = reading_of(tmp_path, files, question, ["read pump.txt 1 2"], scorer=sure)
     assert reading.answer == "18 months" and reading.grounded and reading.verified
     assert reading.citations()[0].line == 1
-    doubtful = Scorer(features=["match"], weights=[0.0], bias=-4.0, mean=[0.0], scale=[1.0], threshold=0.9)
+    doubtful = Scorer(features=["match"], weights=[0.0], bias=-4.0, mean=[0.0], scale=[1.0], threshold=0.9,
+                      floor=0.1)
     weak = reading_of(tmp_path, files, question, ["read pump.txt 1 2"], scorer=doubtful)
     assert weak.answer is None and not weak.verified and weak.no_answer > 0.5
 
@@ -129,7 +130,7 @@ def make_rows(tmp_path, n: int, seed: int) -> list[dict]:
         folder.mkdir()
         thing = rng.choice(["pump", "valve", "boiler", "fan", "meter"]) + str(i)
         value = rng.randint(10, 99)
-        lines = [f"The {rng.choice(['door', 'lamp', 'belt'])} is checked every {rng.randint(100, 999)} days."
+        lines = [f"The {rng.choice(['door', 'lamp', 'belt'])} is checked every {rng.randint(10, 99)} months."
                  for _ in range(4)]
         lines.insert(rng.randrange(5), f"The warranty of the {thing} runs for {value} months.")
         question = f"How many months does the warranty of the {thing} run?"
@@ -142,9 +143,10 @@ def make_rows(tmp_path, n: int, seed: int) -> list[dict]:
 
 
 def test_calibration_learns_generic_features_and_its_threshold_holds_on_held_out_documents(tmp_path):
-    scorer = cal.calibrate(make_rows(tmp_path, 30, seed=1), likelihood=False, precision=0.9)
-    assert set(scorer.features) <= set(GENERIC)
-    assert scorer.weights[scorer.features.index("match")] > 0  # the sentence that matches the question
+    scorer = cal.calibrate(make_rows(tmp_path, 30, seed=1), GENERIC, precision=0.9)
+    assert set(scorer.features) <= set(GENERIC) and len(scorer.features) <= 3  # chosen: what earns its place
+    reads = [f for f in scorer.features if f in ("match", "match_top", "near")]
+    assert reads and all(scorer.weights[scorer.features.index(f)] > 0 for f in reads)  # the sentence that matches
     measured = scorer.measured["held_out"]
     assert measured["readings"] == 30 and measured["accuracy"] >= 0.9
     assert measured["verified"] >= 10 and measured["precision"] >= 0.9
@@ -221,3 +223,23 @@ def test_a_settled_reading_ends_the_run_at_once_unverified(tmp_path):
     assert result.answer == "18 months" and result.final and len(model.calls) == 1  # the grep never ran
     assert result.verified is False and 0.8 <= result.confidence < 0.99
     assert result.citations[0].line == 121
+
+
+def test_held_out_probabilities_come_from_fits_that_never_saw_the_examples_document(monkeypatch):
+    data = [cal.Example(f"s{d}/q{q}", d * 10 + q, {"match": float(q % 2)}, q % 2 == 1, d * 10 + q, f"s{d}")
+            for d in range(7) for q in range(4)]
+    fitted = cal.fit
+    seen: list[set[str]] = []
+
+    def recording(train, names, **kw):
+        seen.append({e.document for e in train})
+        scorer = fitted(train, names, **kw)
+        scorer.source = str(len(seen) - 1)
+        return scorer
+
+    monkeypatch.setattr(cal, "fit", recording)
+    cal.held_out(data, ["match"])
+    assert len(seen) == cal.FOLDS and all(len(docs) < 7 for docs in seen)
+    held = [{f"s{d}" for d in range(7)} - docs for docs in seen]
+    assert all(a.isdisjoint(b) for i, a in enumerate(held) for b in held[i + 1:])  # each document held out once
+    assert set().union(*held) == {f"s{d}" for d in range(7)}

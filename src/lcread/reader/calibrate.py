@@ -2,7 +2,8 @@
 
 Every candidate of every reading is one example (its features, and whether the bench's scorer calls it right). A
 logistic model is fitted on them (features standardised, an L2 penalty); its probabilities are checked on
-questions it was not fitted on (folds by question, every phrasing of a question in one fold), and the threshold
+documents it was not fitted on (folds by document: a suite's questions share one, and a fit that knows a
+document's phrasing is not what a new document meets), and the threshold
 that verifies an answer is the lowest at which the best candidates of the held-out readings are right at least
 `precision` of the time. The threshold that settles a run is chosen on the same held-out probabilities: the lowest
 confidence at which ending a run at its first reading that reaches it is right as often, within `TOLERANCE`, as
@@ -18,6 +19,12 @@ from dataclasses import dataclass
 from lcread.reader.features import FEATURES, GENERIC, LIKELIHOOD
 from lcread.reader.scorer import Scorer
 
+SETS = {"likelihood": FEATURES, "generic": GENERIC}
+"""The features a model's scorer may choose from: all of them (the span likelihoods too), or those a backend
+without log-probabilities has. The better on held-out documents is the model's."""
+GAIN = 0.01
+"""A feature joins the scorer only if it makes the held-out best answers right this much more often."""
+MAX_FEATURES = 8
 FOLDS = 5
 L2 = 1.0
 """The penalty on the standardised weights (per example, it shrinks as the examples grow)."""
@@ -37,6 +44,8 @@ class Example:
     right: bool
     run: int = 0
     """The run the reading belongs to (its readings are numbered in the order they were made)."""
+    document: str = ""
+    """The suite (one document, or one generated family) the question is about: the unit of the folds."""
 
 
 def examples(rows: list[dict]) -> list[Example]:
@@ -47,7 +56,8 @@ def examples(rows: list[dict]) -> list[Example]:
         for reading in row.get("readings") or []:
             n += 1
             for c in reading["candidates"]:
-                out.append(Example(f"{row.get('suite')}/{row.get('group') or row['task']}", n, c["features"], bool(c["right"]), run))
+                out.append(Example(f"{row.get('suite')}/{row.get('group') or row['task']}", n, c["features"],
+                                   bool(c["right"]), run, str(row.get("suite"))))
     return out
 
 
@@ -82,9 +92,11 @@ def best_per_reading(data: list[Example], probabilities: list[float]) -> list[tu
 
 
 def _best(data: list[Example], probabilities: list[float]) -> dict[int, tuple[int, tuple[float, bool]]]:
+    """Each reading's best candidate; of candidates scored alike, a wrong one (a tie is not a right answer, and
+    the order the bench recorded them in, its own scorer's, says nothing)."""
     best: dict[int, tuple[int, tuple[float, bool]]] = {}
     for e, p in zip(data, probabilities):
-        if e.reading not in best or p > best[e.reading][1][0]:
+        if e.reading not in best or p > best[e.reading][1][0] or p == best[e.reading][1][0] and not e.right:
             best[e.reading] = (e.run, (p, e.right))
     return best
 
@@ -124,19 +136,46 @@ def settle_threshold(sequences: list[list[tuple[float, bool]]], tolerance: float
 
 
 def held_out(data: list[Example], names: list[str], folds: int = FOLDS) -> list[float]:
-    """Each example's probability from a model fitted on the other folds' questions."""
-    groups = sorted({e.group for e in data})
-    fold_of = {g: i % folds for i, g in enumerate(groups)}
+    """Each example's probability from a model fitted on the other folds: by document when there are enough
+    documents, else by question."""
+    unit = (lambda e: e.document) if len({e.document for e in data}) >= folds else (lambda e: e.group)
+    fold_of = {g: i % folds for i, g in enumerate(sorted({unit(e) for e in data}))}
     out = [0.0] * len(data)
     for k in range(folds):
-        train = [e for e in data if fold_of[e.group] != k]
+        train = [e for e in data if fold_of[unit(e)] != k]
         if not train:
             continue
         scorer = fit(train, names)
         for i, e in enumerate(data):
-            if fold_of[e.group] == k:
+            if fold_of[unit(e)] == k:
                 out[i] = scorer.probability(e.features)
     return out
+
+
+def select(data: list[Example], pool, gain: float = GAIN, most: int = MAX_FEATURES) -> tuple[list[str], list]:
+    """Forward selection on held-out documents: the feature that makes the best answers right most often joins,
+    while one adds at least `gain`. A feature that only helps on the documents it was fitted on never joins; with
+    few questions, few features are chosen. Returns the features and each step's accuracy."""
+    pool = [f for f in pool if any(f in e.features for e in data)]
+    chosen: list[str] = []
+    steps: list = []
+    score = 0.0
+    while len(chosen) < most:
+        trials = [(accuracy(data, chosen + [f]), f) for f in pool if f not in chosen]
+        if not trials:
+            break
+        value, name = max(trials, key=lambda t: (t[0], -pool.index(t[1])))
+        if chosen and value < score + gain:  # the first joins whatever it scores alone (ties count wrong)
+            break
+        chosen.append(name)
+        steps.append([name, round(value, 4)])
+        score = value
+    return chosen or [pool[0]], steps
+
+
+def accuracy(data: list[Example], names: list[str]) -> float:
+    best = best_per_reading(data, held_out(data, names))
+    return sum(ok for _, ok in best) / max(len(best), 1)
 
 
 def threshold(best: list[tuple[float, bool]], precision: float) -> float:
@@ -165,13 +204,17 @@ def measure(best: list[tuple[float, bool]], tau: float) -> dict:
             "coverage": round(sum(verified) / right, 4) if right else None, "calibration_error": round(ece, 4)}
 
 
-def calibrate(rows: list[dict], likelihood: bool, precision: float = 0.95, source: str = "") -> Scorer:
-    """The scorer fitted on every example, with the threshold and figures the held-out folds give."""
+def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, source: str = "",
+              choose: bool = True) -> Scorer:
+    """The scorer over `features` (those of them forward selection chooses, unless `choose` is off) fitted on
+    every example, with the threshold and figures the held-out folds give."""
     data = examples(rows)
     if not data:
         raise ValueError("no reader readings in these results: run lcread bench with --modes select or sac")
-    names = [f for f in FEATURES if likelihood or f not in LIKELIHOOD]
-    names = [f for f in names if any(f in e.features for e in data)] or list(GENERIC)
+    names = [f for f in features if any(f in e.features for e in data)] or list(GENERIC)
+    steps: list = []
+    if choose:
+        names, steps = select(data, names)
     probabilities = held_out(data, names)
     best = best_per_reading(data, probabilities)
     tau = threshold(best, precision)
@@ -181,7 +224,8 @@ def calibrate(rows: list[dict], likelihood: bool, precision: float = 0.95, sourc
     scorer.settle = round(min(settle, tau), 4)
     groups = len({e.group for e in data})
     scorer.measured = {"held_out": measure(best, tau), "settled": when, "questions": groups,
-                       "candidates": len(data), "target_precision": precision}
+                       "documents": len({e.document for e in data}), "candidates": len(data),
+                       "target_precision": precision, "chosen": steps}
     scorer.source = source
     return scorer
 
@@ -225,15 +269,18 @@ def show(results, precision: float, out=None) -> None:
     model, rows = load_rows(results)
     console = Console()
     suites = sorted({r["suite"] for r in rows})
-    kinds = [True, False] if any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"]
-                                 for f in LIKELIHOOD) else [False]
+    scored = any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"] for f in LIKELIHOOD)
     fitted = []
-    for likelihood in kinds:
-        name = f"{model}:{'likelihood' if likelihood else 'generic'}"
-        scorer = calibrate(rows, likelihood, precision, source=f"{name}, lcread calibrate --reader on "
-                                                                f"{len(rows)} runs of {', '.join(suites)}")
+    for kind, features in SETS.items():
+        if not scored and any(f in LIKELIHOOD for f in features):
+            continue
+        name = f"{model}:{kind}"
+        scorer = calibrate(rows, features, precision, source=f"{name}, lcread calibrate --reader on "
+                                                             f"{len(rows)} runs of {', '.join(suites)}")
         m = scorer.measured["held_out"]
-        console.print(f"{name}: {scorer.measured['questions']} questions, {m['readings']} readings; held out: "
+        console.print(f"{name}: chose {', '.join(f'{f} ({a:.0%})' for f, a in scorer.measured['chosen'])}")
+        console.print(f"{name}: {scorer.measured['questions']} questions, {m['readings']} readings; on held-out "
+                      f"documents: "
                       f"best answer right {m['accuracy']:.0%}; verified at confidence >= {scorer.threshold:.3f}: "
                       f"{m['verified']} (precision {m['precision'] if m['precision'] is not None else '-'}, "
                       f"coverage {m['coverage'] if m['coverage'] is not None else '-'}); calibration error "
@@ -249,6 +296,7 @@ def show(results, precision: float, out=None) -> None:
 
 
 def better_key(scorer: Scorer) -> tuple:
-    """Of two calibrations, the better: more right answers verified on held-out questions, then more right."""
+    """Of the calibrations, the better: more often right on held-out documents (to the percent), then more of its
+    right answers verified, then the fewer features."""
     m = scorer.measured["held_out"]
-    return (m["accuracy"] * (m["coverage"] or 0.0), m["accuracy"], not scorer.likelihood)
+    return (round(m["accuracy"], 2), m["coverage"] or 0.0, -len(scorer.features))

@@ -16,7 +16,8 @@ LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm
               "answer_now")
 """Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
 GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
-           "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial")
+           "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial",
+           "named")
 FEATURES = LIKELIHOOD + GENERIC
 NEAR_CHARS = 60.0
 """A span this many characters from the nearest question word is about 1/e as near as one beside it."""
@@ -75,6 +76,7 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
             "length": math.log(1 + len(c.text)),
             "spelled": float(c.type == "number" and not re.search(r"\d", c.text)),
             "resolved": float(c.source is not None),
+            "named": _named(c.source, asked_words) if c.source else 0.0,
             "members": math.log1p(len(c.items or [])),
             "complete": float(c.complete),
             "partial": float(c.partial),
@@ -97,6 +99,20 @@ def _likelihood(tokens: list[float]) -> tuple[float, float, float, float] | None
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _named(name: str, asked: set[str]) -> float:
+    """The share of a name's parts (`DEFAULT_REDIRECT_LIMIT`: default, redirect, limit) that are forms of the
+    question's words: whether the name whose value a candidate is, is about what was asked."""
+    parts = [p.lower() for p in re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)]
+    if not parts:
+        return 0.0
+
+    def form_of(part: str, word: str) -> bool:
+        short, long = sorted((part, word), key=len)
+        return len(short) >= 4 and long.startswith(short) or part == word
+
+    return sum(any(form_of(p, w) for w in asked) for p in parts) / len(parts)
 
 
 def _agreement(c: Candidate, free: str | None, said: str | None) -> float:

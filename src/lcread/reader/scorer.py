@@ -28,8 +28,10 @@ class Scorer:
     settle: float = 1.0
     """Confidence at or above which a run ends with its best answer, verified or not: where the calibration
     measured that reading on no longer made answers more often right."""
-    floor: float = 0.1
-    """Confidence below which the best candidate is no answer at all ("No answer was found in what was read")."""
+    floor: float = 0.0
+    """Confidence below which the best candidate is no answer at all. The shipped calibrations keep it at 0: the
+    best grounded candidate is the answer, its confidence says how far to trust it (a floor above the settle
+    confidence ended runs as settled with no answer)."""
     source: str = ""
     """Where this calibration came from (the suites, the model, the date), for the run header and --json."""
     measured: dict = field(default_factory=dict)
