@@ -534,7 +534,7 @@ TASK_FILES = {
     "stop-bogus": (_task(stop="bogus"), "stopping policy"),
     "options-string": (_task(options="A) yes"), "options"),
     "second-line-bad": (_task() + "\n{", ":2:"),
-    "huge-line": (_task(question="What? " + "x" * 200_000), ""),
+    "huge-line": (_task(question="What? " + "x" * 200_000), "at most 20,000"),  # bounded before any work
     "bom": ("\ufeff" + _task(), ""),
 }
 

@@ -243,3 +243,20 @@ def test_held_out_probabilities_come_from_fits_that_never_saw_the_examples_docum
     held = [{f"s{d}" for d in range(7)} - docs for docs in seen]
     assert all(a.isdisjoint(b) for i, a in enumerate(held) for b in held[i + 1:])  # each document held out once
     assert set().union(*held) == {f"s{d}" for d in range(7)}
+
+
+def test_calibrate_fits_the_features_it_is_given_or_chooses_them_and_refuses_unknown_ones(tmp_path):
+    from lcread.errors import UsageError
+
+    (tmp_path / "runs").mkdir()
+    rows = make_rows(tmp_path, 12, seed=4)
+    (tmp_path / "runs" / "results.json").write_text(json.dumps({"settings": {"model": "m"}, "rows": rows}))
+    out = tmp_path / "reader.json"
+    cal.show([tmp_path / "runs"], 0.9, out, features=["match", "type_fits"])
+    saved = json.loads(out.read_text())
+    assert saved["m"]["features"] == ["match", "type_fits"] == saved["m:generic"]["features"]
+    cal.show([tmp_path / "runs"], 0.9, out)
+    chosen = json.loads(out.read_text())["m:generic"]
+    assert [f for f, _ in chosen["measured"]["chosen"]] == chosen["features"]  # what selection chose, in order
+    with pytest.raises(UsageError, match="no feature bogus"):
+        cal.show([tmp_path / "runs"], 0.9, out, features=["match", "bogus"])

@@ -146,6 +146,9 @@ def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders 
                                                        "\"verified\" must reach on held-out questions.")] = 0.95,
               out: Annotated[Path | None, typer.Option(help="--reader: the file to save to (default: the user's "
                                                        "reader calibration, LCREAD_READER_CALIBRATION).")] = None,
+              features: Annotated[str | None, typer.Option(help="--reader: fit over these features (comma-"
+                                                           "separated) instead of choosing them on held-out "
+                                                           "documents.")] = None,
               ) -> None:
     """Choose ACS's θ for a model from recorded readings: the one that saves the most among those whose
     premature-stop rate on half the tasks is at most TARGET, with its figures on the other half. With --reader,
@@ -153,7 +156,7 @@ def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders 
     if reader:
         from lcread.reader.calibrate import show as show_reader
 
-        return show_reader(results, precision, out)
+        return show_reader(results, precision, out, features.split(",") if features else None)
     from lcread.acs.calibrate import show
 
     if len(results) > 1:

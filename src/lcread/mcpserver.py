@@ -5,8 +5,8 @@ the protocol, maintained with it, and it gives typed tools with structured outpu
 cancellation, stdio and streamable HTTP, and an in-memory client for tests, which is all lcread needs (FastMCP
 adds a server framework on top of the same SDK). Tools:
 
-- `ask`: a cited answer (answer, verified, citations with document, line, characters, page, quote; missing;
-  costs), one progress notification per step;
+- `ask`: a cited answer (answer, grounded, confidence, verified, citations with document, line, characters, page,
+  quote; missing; costs), one progress notification per step;
 - `search`, `grep`, `read`, `list`: lcread's bounded reading tools on their own, for agents that read for
   themselves (the same caps and messages as the CLI's commands, `DOC:LINE` locations ready to cite).
 
@@ -44,8 +44,11 @@ class CitationOut(BaseModel):
 
 class AskOut(BaseModel):
     answer: str | None = Field(description="None when nothing read answers the question")
-    verified: bool | None = Field(description="True: the answer's evidence holds (cited); False: it does not; "
-                                              "None: an open question, no check applies")
+    grounded: bool | None = Field(description="True: the answer is in a line lcread showed and cites")
+    confidence: float | None = Field(description="The calibrated probability that the answer is right")
+    verified: bool | None = Field(description="True: grounded, with confidence at the threshold at which "
+                                              "verified answers were right 95% of the time where the reader was "
+                                              "calibrated; None: an open question, no check applies")
     citations: list[CitationOut]
     missing: str | None = Field(description="For an unverified answer: what evidence is still missing")
     final: bool = Field(description="False when a limit ended the run (the best answer so far)")
@@ -193,7 +196,8 @@ def build_server(roots: list[str], model=None, settings: dict | None = None, api
                   max_steps: int | None = None, read_chars: int | None = None,
                   max_seconds: float | None = None) -> AskOut:
         """Answer a question about files or folders, reading only what it needs, with citations that lcread
-        checked (document, line, characters, page, quote). `verified` says whether the cited evidence holds."""
+        checked (document, line, characters, page, quote), whether it is grounded, its calibrated confidence, and
+        whether it is verified."""
         try:
             api.check_arguments(inputs, question)
             paths = [served.resolve(i) for i in inputs]
@@ -221,7 +225,8 @@ def build_server(roots: list[str], model=None, settings: dict | None = None, api
         except Exception as e:  # noqa: BLE001 - never a traceback to the client
             raise fail(e) from None
         d = result.to_dict()
-        return AskOut(answer=result.answer, verified=result.verified, missing=result.missing, final=result.final,
+        return AskOut(answer=result.answer, grounded=result.grounded, confidence=result.confidence,
+                      verified=result.verified, missing=result.missing, final=result.final,
                       stop_reason=result.reason, mode=result.mode, steps=d["steps"], total_tokens=d["total_tokens"],
                       wall_time=d["wall_time"],
                       citations=[CitationOut(document=c["document"], line=c["line"], chars=c["chars"],

@@ -256,10 +256,10 @@ def load_rows(folders) -> tuple[str, list[dict]]:
     return model, rows
 
 
-def show(results, precision: float, out=None) -> None:
+def show(results, precision: float, out=None, features: list[str] | None = None) -> None:
     """`lcread calibrate --reader`: fit the model's scorer on bench folders' readings (with the span likelihoods
     when they were recorded, and over the generic features alone), print the held-out figures, and save both under
-    the model's name (in the user's file, or `out`)."""
+    the model's name (in the user's file, or `out`). With `features`, one scorer over exactly those."""
     from pathlib import Path
 
     from rich.console import Console
@@ -270,15 +270,25 @@ def show(results, precision: float, out=None) -> None:
     console = Console()
     suites = sorted({r["suite"] for r in rows})
     scored = any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"] for f in LIKELIHOOD)
+    if features:
+        unknown = sorted(set(features) - set(FEATURES))
+        if unknown:
+            from lcread.errors import UsageError
+
+            raise UsageError(f"no feature {', '.join(unknown)}: choose among {', '.join(FEATURES)}")
+        sets = {"likelihood" if any(f in LIKELIHOOD for f in features) else "generic": features}
+    else:
+        sets = SETS
     fitted = []
-    for kind, features in SETS.items():
-        if not scored and any(f in LIKELIHOOD for f in features):
+    for kind, names in sets.items():
+        if not scored and any(f in LIKELIHOOD for f in names):
             continue
         name = f"{model}:{kind}"
-        scorer = calibrate(rows, features, precision, source=f"{name}, lcread calibrate --reader on "
-                                                             f"{len(rows)} runs of {', '.join(suites)}")
+        scorer = calibrate(rows, names, precision, choose=not features,
+                           source=f"{name}, lcread calibrate --reader on {len(rows)} runs of {', '.join(suites)}")
         m = scorer.measured["held_out"]
-        console.print(f"{name}: chose {', '.join(f'{f} ({a:.0%})' for f, a in scorer.measured['chosen'])}")
+        console.print(f"{name}: " + (f"chose {', '.join(f'{f} ({a:.0%})' for f, a in scorer.measured['chosen'])}"
+                                     if scorer.measured["chosen"] else f"over {', '.join(scorer.features)}"))
         console.print(f"{name}: {scorer.measured['questions']} questions, {m['readings']} readings; on held-out "
                       f"documents: "
                       f"best answer right {m['accuracy']:.0%}; verified at confidence >= {scorer.threshold:.3f}: "
@@ -290,8 +300,12 @@ def show(results, precision: float, out=None) -> None:
                       f"{s['readings_made']:.0%} of its readings made (reading to the end: {s['read_to_the_end']:.0%})")
         save(name, scorer, Path(out) if out else None)
         fitted.append((name, scorer))
+    if not fitted:
+        from lcread.errors import LcreadError
+
+        raise LcreadError("these readings hold no span likelihoods: give features a backend without them has")
     name, better = max(fitted, key=lambda f: better_key(f[1]))
-    console.print(f"{model} uses {name} (the better on held-out questions); saved to "
+    console.print(f"{model} uses {name} (the better on held-out documents); saved to "
                   f"{save(model, better, Path(out) if out else None)}")
 
 

@@ -63,7 +63,7 @@ def trusting() -> Scorer:
     shown line links to a further item; nothing else is."""
     names = ["free", "type_fits", "resolved", "partial"]
     return Scorer(features=names, weights=[12.0, 6.0, 1.0, -12.0], bias=-12.0, mean=[0.0] * 4, scale=[1.0] * 4,
-                  threshold=0.99, source="trusting scorer (tests)")
+                  threshold=0.99, floor=0.1, source="trusting scorer (tests)")
 
 
 def user_file() -> Path:

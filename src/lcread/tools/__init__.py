@@ -83,8 +83,11 @@ class ToolRunner:
             docs = [self._doc(name) for name in cmd.docs]
         except KeyError as e:
             return _error(f"no document named {e.args[0]!r}. Documents:\n{self.store.listing()}")
+        method = COMMANDS[cmd.name].run  # the method the command table names (none for the gate's answer)
+        if method is None:
+            return _error(f"{cmd.name} is not a tool: the command loop takes it")
         try:
-            observation = getattr(self, COMMANDS[cmd.name].run)(cmd, docs)  # the method the command table names
+            observation = getattr(self, method)(cmd, docs)
         except Changed as e:  # a path that names another file than the one listed: never read
             return _error(str(e))
         except OSError as e:  # a file removed or replaced while the run reads it: the run goes on
