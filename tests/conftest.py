@@ -27,15 +27,21 @@ TEST_MODELS = ("scripted", "openai/fake", "openai/test-model", "openai/qwen-loca
 """The scripted model and the scripted servers' model names: the reader trusts their scripted answers."""
 
 
+def trusting_calibration(path: Path) -> Path:
+    """A reader calibration file in which the test doubles are calibrated as the tests script them: their answer
+    is sure."""
+    path.write_text(json.dumps({f"{name}:{kind}": trusting().to_dict() for name in TEST_MODELS
+                                for kind in ("generic", "likelihood")}))
+    return path
+
+
 @pytest.fixture(autouse=True)
 def own_settings(tmp_path, monkeypatch, request):
     """No test reads or writes the user's calibration files or saved prompt states (the scripted model's reader
     calibration trusts its scripted answers), and only tests marked `model` may load a real
     model (the embedded one, a GGUF, a remote model off loopback): the others fail loudly if they try."""
     monkeypatch.setenv("LCREAD_CALIBRATION", str(tmp_path / "calibration.json"))
-    reader = tmp_path / "reader.json"  # the test doubles are calibrated as the tests script them: their answer is sure
-    reader.write_text(json.dumps({f"{name}:{kind}": trusting().to_dict() for name in TEST_MODELS
-                                  for kind in ("generic", "likelihood")}))
+    reader = trusting_calibration(tmp_path / "reader.json")
     monkeypatch.setenv("LCREAD_READER_CALIBRATION", str(reader))
     monkeypatch.setenv("LCREAD_KV_DIR", str(tmp_path / "kv"))
     if request.node.get_closest_marker("model") is None:

@@ -14,8 +14,12 @@ from lcread.run import Settings  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+def local_ray(tmp_path_factory):
+    from conftest import trusting_calibration
+
+    reader = trusting_calibration(tmp_path_factory.mktemp("ray") / "reader.json")  # the workers' test doubles too
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {"LCREAD_READER_CALIBRATION": str(reader)}})
     yield
     ray.shutdown()
 
