@@ -25,6 +25,7 @@ without log-probabilities has. The better on held-out documents is the model's."
 GAIN = 0.01
 """A feature joins the scorer only if it makes the held-out best answers right this much more often."""
 MAX_FEATURES = 8
+"""At most this many features are chosen (a calibration of a few hundred readings carries few)."""
 FOLDS = 5
 L2 = 1.0
 """The penalty on the standardised weights (per example, it shrinks as the examples grow)."""
@@ -156,7 +157,7 @@ def select(data: list[Example], pool, gain: float = GAIN, most: int = MAX_FEATUR
     """Forward selection on held-out documents: the feature that makes the best answers right most often joins,
     while one adds at least `gain`. A feature that only helps on the documents it was fitted on never joins; with
     few questions, few features are chosen. Returns the features and each step's accuracy."""
-    pool = [f for f in pool if any(f in e.features for e in data)]
+    pool = [f for f in pool if any(f in e.features for e in data)] or list(pool)
     chosen: list[str] = []
     steps: list = []
     score = 0.0
