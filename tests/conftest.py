@@ -66,6 +66,21 @@ def write(tmp_path):
     return _write
 
 
+def write_pdf(path: Path, count: int, text_of, password: str | None = None) -> Path:
+    """A PDF of `count` pages, page N holding text_of(N) (encrypted with `password` when given)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for number in range(1, count + 1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text_of(number))
+    if password:
+        pdf.set_encryption(owner_password="owner", user_password=password)
+    pdf.output(str(path))
+    return path
+
+
 def run_cli(*args: str, stdin: bytes | None = None, env: dict | None = None, timeout: float = 600, user=None):
     """Run the real entry point (`python -m lcread`) and return the completed process."""
     import subprocess

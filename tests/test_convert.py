@@ -9,7 +9,7 @@ import zipfile
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, write_pdf
 from lcread.convert import ConvertCache
 from lcread.documents import DocumentStore
 from lcread.errors import LcreadError
@@ -22,17 +22,8 @@ def cache(tmp_path):
 
 
 def make_pdf(path, pages: dict[int, str], count: int, password: str | None = None):
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=11)
-    for number in range(1, count + 1):
-        pdf.add_page()
-        pdf.multi_cell(0, 6, pages.get(number, f"Filler text of page {number} about nothing in particular."))
-    if password:
-        pdf.set_encryption(owner_password="owner", user_password=password)
-    pdf.output(str(path))
-    return path
+    return write_pdf(path, count, lambda n: pages.get(n, f"Filler text of page {n} about nothing in particular."),
+                     password)
 
 
 def open_store(path, cache):

@@ -12,7 +12,7 @@ import urllib.request
 
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, write_pdf
 from lcread.agent.select import SelectReader
 from lcread.bench.corpus import synthetic_text
 from lcread.bench.suites import niah, score
@@ -291,19 +291,10 @@ def test_readme_first_command_names_the_embedded_model_with_its_line():
 
 
 def test_on_which_page_of_a_pdf_on_the_embedded_model(tmp_path):
-    from fpdf import FPDF
-
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=11)
-    for number in range(1, 31):
-        pdf.add_page()
-        text = (f"Section {number}. Routine maintenance notes for the pumping station, page {number}. "
-                "Check the valves and record the readings in the log book.")
-        if number == 17:
-            text += " The warranty of the Halvorsen pump runs for 18 months from delivery."
-        pdf.multi_cell(0, 6, text)
-    path = tmp_path / "station-manual.pdf"
-    pdf.output(str(path))
+    path = write_pdf(tmp_path / "station-manual.pdf", 30, lambda n: (
+        f"Section {n}. Routine maintenance notes for the pumping station, page {n}. Check the valves and record the "
+        "readings in the log book." + (" The warranty of the Halvorsen pump runs for 18 months from delivery."
+                                       if n == 17 else "")))
     proc = run_cli("ask", str(path), "On which page is the warranty of the Halvorsen pump given?", "--json",
                    env={"LCREAD_CONVERT_DIR": str(tmp_path / "cache")})
     out = json.loads(proc.stdout)
@@ -330,21 +321,14 @@ def test_a_prompt_state_saved_by_one_model_warms_a_fresh_one(tmp_path):
 
 def test_an_mcp_client_over_stdio_gets_a_page_cited_answer_about_a_pdf(tmp_path):
     import anyio
-    from fpdf import FPDF
     from mcp.client.client import Client
     from mcp.client.stdio import StdioServerParameters
 
     root = tmp_path / "manuals"
     root.mkdir()
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=11)
-    for number in range(1, 21):
-        pdf.add_page()
-        text = f"Section {number}. Routine maintenance of the pumping station. Check the valves daily."
-        if number == 12:
-            text += " The warranty of the Halvorsen pump runs for 18 months from delivery."
-        pdf.multi_cell(0, 6, text)
-    pdf.output(str(root / "station.pdf"))
+    write_pdf(root / "station.pdf", 20, lambda n: f"Section {n}. Routine maintenance of the pumping station. Check the "
+              "valves daily." + (" The warranty of the Halvorsen pump runs for 18 months from delivery." if n == 12
+                                 else ""))
     (tmp_path / "private.txt").write_text("not for the agent\n")
     env = {**os.environ, "LCREAD_CONVERT_DIR": str(tmp_path / "cache")}
     server = StdioServerParameters(command=sys.executable, args=["-m", "lcread", "mcp", "--root", str(root)], env=env)

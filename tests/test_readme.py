@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import write_pdf
 from test_e2e import start_server, stop_server
 
 pytestmark = [pytest.mark.model, pytest.mark.local]
@@ -49,18 +50,10 @@ time for a worker): they run and answer, and are tracked here until the reader g
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    from fpdf import FPDF
-
     folder = tmp_path_factory.mktemp("readme")
-    pdf = FPDF()
-    pdf.set_font("helvetica", size=11)
-    for number in range(1, 13):
-        pdf.add_page()
-        text = f"Chapter {number}. Care and cleaning of the Brisa 40 dehumidifier, page {number}."
-        if number == 9:
-            text += " Warranty: the Brisa 40 carries a warranty period of two years from the date of purchase."
-        pdf.multi_cell(0, 6, text)
-    pdf.output(str(folder / "manual.pdf"))
+    write_pdf(folder / "manual.pdf", 12, lambda n: f"Chapter {n}. Care and cleaning of the Brisa 40 dehumidifier, "
+              f"page {n}." + (" Warranty: the Brisa 40 carries a warranty period of two years from the date of "
+                              "purchase." if n == 9 else ""))
     (folder / "server.log").write_text("\n".join(LOG) + "\n")
     shutil.copytree(ROOT / "docs", folder / "docs")
     return folder
