@@ -63,6 +63,9 @@ class LoopConfig(_Config):
     first_step: bool = option(True)
     """Before the model's first command, lcread shows inputs that fit one read whole, or else the passages that
     best match the question (its ranked search): no run starts from the model's guess at the document's words."""
+    reader_call: bool = True
+    """Where the model scores the reader's candidates: in a call of the reader's own on new evidence (the question
+    after the shown lines that match it best), else on each of the agent's calls."""
     sufficiency: bool = option(True)
     """Accept an answer only when its sufficiency predicate holds on cited evidence (off: accept any
     answer, still reporting whether it is verified)."""

@@ -149,14 +149,3 @@ class Actions:
         """Where a line of a converted document came from (its page, its heading path)."""
         source = self.tools.store.by_name[doc].source if doc in self.tools.store.by_name else None
         return source.locate(line) if source is not None else None
-
-    def heading_of(self, doc: str, line: int) -> tuple[int, str] | None:
-        """The innermost heading a line sits under (its line, its text)."""
-        found = self.tools.sections(self.tools.store.get(doc)).enclosing(line) if doc in self.tools.store.by_name \
-            else None
-        return (found[0], found[1].split(" > ")[-1]) if found else None
-
-    def place_of(self, doc: str, line: int) -> str | None:
-        """Where a line of a converted document came from (its page, its heading path)."""
-        source = self.tools.store.by_name[doc].source if doc in self.tools.store.by_name else None
-        return source.locate(line) if source is not None else None

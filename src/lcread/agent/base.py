@@ -1,6 +1,7 @@
 """The command loop that select and sac share (seed 003 §3): query -> read -> judge -> execute -> observe, until the
-reader is sure of an answer in what was shown, or a limit. Every call also scores the reader's candidate answers
-on the same prompt (where the backend can), so the loop knows after each step whether it may stop. What differs
+reader is sure of an answer in what was shown, or a limit. Whenever something new was shown, the reader reads it
+(a call of its own where the model scores the candidates: the question after the shown lines that match it best),
+so the loop knows after each step whether it may stop. What differs
 between the modes is how the model's context is kept from one step to the next, a `Context` made for each run:
 select appends to one conversation and compacts it into a handoff; sac starts every step afresh from a written
 state and the last observation."""
@@ -10,16 +11,17 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from lcread.tools.grammar import answer_only_grammar, command_grammar, without_command
+from lcread import prompts
+from lcread.tools.grammar import QUOTED_ANSWER, answer_only_grammar, command_grammar, without_command
 from lcread.agent.actions import Actions
-from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted
+from lcread.agent.gate import Accepted, AnswerGate, Decision, Halted, lines
 from lcread.agent.run import Context, Run, example_term
 from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, OutOfTime, Submitted
 from lcread.grounding.evidence import EvidenceLog
 from lcread.models import Messages, Model, Reply, Scoring
-from lcread.reader import Reader, Reading, Scorer, asked, parse_options, scorer_for
+from lcread.reader import READER_PREFIX, Reader, Reading, Scorer, asked, parse_options, scorer_for
 from lcread.result import RunResult
 from lcread.errors import Stop, StopReason
 from lcread.tools import Command, Observation, ParseError, ToolRunner, parse
@@ -29,6 +31,8 @@ REPLY_CHARS = 16_000
 """Characters of a reply read at most: a command and its state are a few hundred; a server may send megabytes."""
 LOOKUP_ROUNDS = 3
 """Rounds of lookups and reading again after one call at most (a name defined as another, a chain's links)."""
+READER_TOKENS = 48
+"""Tokens the model may write for its answer in the reader's own call."""
 
 
 class CommandLoop:
@@ -42,7 +46,10 @@ class CommandLoop:
         self.scorer = scorer or scorer_for(model.name, model.scores_spans)
         """The reader's calibrated scorer: the model's own calibration unless one is handed in."""
         self.scores_spans = model.scores_spans and self.scorer.likelihood
-        """Whether each call also scores the candidates (only when the scorer reads the span likelihoods)."""
+        """Whether the candidates are scored by the model (only when the scorer reads the span likelihoods)."""
+        self.reads_passages = self.scores_spans and self.config.reader_call
+        """Whether they are scored in the reader's own call (the question after the passages) rather than on each
+        of the agent's calls."""
         self.names = [d.name for d in tools.store.docs]
         self.mode = self.context.mode
         self.actions = Actions(tools, self.config, display, trace, self.context.keeps_history)
@@ -84,7 +91,10 @@ class CommandLoop:
         """One call: the model's command and the reader's scores, the gate's decision, then the command run."""
         self.check_limits(run)
         pool = run.reader.pool()
-        scoring = run.reader.scoring(pool) if self.scores_spans else None
+        if self.reads_passages and run.read_at != len(run.evidence.pieces):
+            self.read_passages(run, pool)  # a reading the reader is sure of ends the run here
+            pool = run.reader.pool()
+        scoring = run.reader.scoring(pool) if self.scores_spans and not self.reads_passages else None
         try:
             reply = self.query(run, context.messages(), context.reply_tokens(), grammar=context.grammar(),
                                scoring=scoring)
@@ -107,17 +117,47 @@ class CommandLoop:
         observation = sent_back or self.actions.execute(run, command)
         context.observe(command, self.actions.followed(run, observation))
 
+    def read_passages(self, run: Run, pool) -> None:
+        """The reader's own call on what was shown since its last, and the gate's decision on its reading: one it
+        is sure of ends the run."""
+        act(self.reader_call(run, pool))
+
+    def reader_call(self, run: Run, pool) -> Decision | None:
+        """The question after the shown lines that match it best, each candidate scored as the answer there and
+        the model's reply its own answer: a reading of the evidence apart from the agent's tools and history."""
+        run.read_at = len(run.evidence.pieces)
+        messages = [{"role": "system", "content": prompts.render("reader_system")},
+                    {"role": "user", "content": prompts.render("reader_passages", passages=run.reader.passages(),
+                                                               question=run.reader.asked.question)}]
+        self.trace.event("reader_call", step=run.stats.steps, pieces=run.read_at)
+        reply = self.query(run, messages, READER_TOKENS, scoring=run.reader.scoring(pool, READER_PREFIX),
+                           grammar=QUOTED_ANSWER if self.model.supports_grammar else None)
+        run.read_answer = _quoted(reply.text)
+        decision = self.decide(run, pool, reply, None)
+        self.display.step(number=run.stats.steps, command="reader: the question after the shown lines that match "
+                          "it best", observation=f"the model: {run.read_answer!r}\n"
+                          f"the reader's best:\n{lines(run.reading)}", truncated=False, error=False,
+                          context=reply.prompt_tokens, limit=self.config.context_limit)
+        return decision
+
     def judge(self, run: Run, pool, reply: Reply, command: Command | None) -> Observation | None:
+        """The reader's reading after a call, and the gate's decision on it, done."""
+        return act(self.decide(run, pool, reply, command))
+
+    def decide(self, run: Run, pool, reply: Reply, command: Command | None) -> Decision | None:
         """The reader's reading after a call, and what the gate decides on it. Before the gate decides, lcread looks
         up what the best candidates point at (the value behind a name, the next links of a set) and reads again."""
-        free = command.answer if command is not None and command.name == "answer" else None
+        # the model's answer: in the reader's own call where there is one (the question after the passages), else
+        # the agent's answer command
+        free = run.read_answer if self.reads_passages else \
+            command.answer if command is not None and command.name == "answer" else None
         run.reading = run.reader.read(pool, reply.scored, free)
         for _ in range(LOOKUP_ROUNDS):  # a name defined as another name is followed, a chain to its next links
             if not self.actions.look_up(run):
                 break
             run.reading = run.reader.read(run.reader.pool(), None, free)
         self.trace.event("reading", step=run.stats.steps, **run.reading.to_dict())
-        return act(run.gate.decide(run.reading, command, run.stats.steps, read_anything=bool(run.seen)))
+        return run.gate.decide(run.reading, command, run.stats.steps, read_anything=bool(run.seen))
 
     def grammar(self, run: Run) -> str | None:
         """The command grammar for the embedded model (the document names as the only paths). After a repeated
@@ -176,6 +216,10 @@ class CommandLoop:
             return run.reading
         pool = run.reader.pool()
         try:
+            if self.reads_passages:  # the reader's own call reads what the last one did not; the agent adds nothing
+                if run.read_at != len(run.evidence.pieces):
+                    self.reader_call(run, pool)
+                return run.reading
             grammar = self.grammar(run)
             reply = self.query(run, context.limit_messages(str(reason)), self.config.command_tokens,
                                grammar=grammar and answer_only_grammar(grammar),
@@ -205,6 +249,14 @@ class CommandLoop:
                             citations=[c.label() + ": " + c.quote for c in result.citations],
                             verified=result.verified, missing=result.missing)
         return result
+
+
+def _quoted(reply: str) -> str | None:
+    """The answer in the reader's call's reply: its first double-quoted text, else the reply's first line."""
+    text = reply.strip()
+    if text.startswith('"'):
+        text = text[1:].split('"', 1)[0]
+    return text.splitlines()[0].strip() if text.strip() else None
 
 
 def act(decision: Decision | None) -> Observation | None:

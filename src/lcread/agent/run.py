@@ -38,6 +38,10 @@ class Run:
     """The reader's latest reading of the evidence."""
     looked_up: list[str] = field(default_factory=list)
     """What lcread ran itself since the model's last observation, for the next one."""
+    read_at: int = -1
+    """How many shown pieces the evidence held at the reader's last own call (a new call only on new evidence)."""
+    read_answer: str | None = None
+    """The model's answer at the reader's last own call: its free answer while the agent gives none."""
 
     @property
     def kind(self) -> str | None:

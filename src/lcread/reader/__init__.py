@@ -18,8 +18,14 @@ from lcread.reader.scorer import Scorer, scorer_for
 ANSWER_PREFIX = 'answer "'
 """The reply's start the spans are scored after: the command that answers, as the model writes it."""
 ANSWER_END = '"'
+READER_PREFIX = '"'
+"""The reply's start after the reader's own prompt (reader_passages.txt asks for the answer in double quotes)."""
 FREE_CHARS = 2_000
 """Characters of the model's own answer read at most (an answer is a value or a few sentences)."""
+PASSAGE_CHARS = 6_000
+"""Characters of shown lines the reader's own call puts before the question (one read's worth)."""
+PASSAGE_LINE_CHARS = 600
+"""Characters of one shown line at most in those passages (a long line is cut around its best sentence)."""
 
 __all__ = ["Asked", "Candidate", "Reader", "Reading", "Scorer", "asked", "parse_options", "scorer_for"]
 
@@ -175,11 +181,30 @@ class Reader:
                     out.append(item)
         return out[:derived.SET_ITEMS]
 
-    def scoring(self, pool: list[Candidate]) -> Scoring | None:
-        """What the model should score with its next call: each candidate as the answer it would write."""
+    def scoring(self, pool: list[Candidate], prefix: str = ANSWER_PREFIX) -> Scoring | None:
+        """What the model should score with its next call: each candidate as the answer it would write after
+        `prefix` (the agent's `answer "`, the reader's own prompt's `"`)."""
         if not pool:
             return None
-        return Scoring(ANSWER_PREFIX, tuple(c.text.replace('"', "'") + ANSWER_END for c in pool))
+        return Scoring(prefix, tuple(c.text.replace('"', "'") + ANSWER_END for c in pool))
+
+    def passages(self, budget: int = PASSAGE_CHARS) -> str:
+        """The shown lines that match the question best, in document order, as `DOC:LINE: text` (what the reader's
+        own call reads the question after: the prototype's one pass over the question and its passages)."""
+        lines: dict[tuple[str, int], str] = {}
+        for p in self.evidence.pieces:
+            if p.kind != "heading":
+                lines[(p.doc, p.line)] = (lines.get((p.doc, p.line), "") + " " + p.text).strip()
+        best = {k: max(map(self.match, _SENTENCE.findall(text)), default=0.0) for k, text in lines.items()}
+        chosen, used = [], 0
+        for k in sorted(lines, key=lambda k: (-best[k], k)):  # a line ranks by its best sentence
+            text = _cut(lines[k], self.match)
+            cost = len(text) + len(k[0]) + 12
+            if used + cost > budget:
+                continue
+            chosen.append((k, text))
+            used += cost
+        return "\n".join(f"{doc}:{line}: {text}" for (doc, line), text in sorted(chosen))
 
     def read(self, pool: list[Candidate], scored: Scored | None, free: str | None = None) -> Reading:
         """The candidates' probabilities after a call; the model's own answer (`free`) counts for the candidate
@@ -226,6 +251,21 @@ class Reader:
         spots = [Spot(s, m.start(), m.end()) for s in self.evidence.sentences()
                  if pattern and (m := pattern.search(s.text))]
         return Candidate(answer, _type_of(answer), spots)
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+
+
+def _cut(text: str, match) -> str:
+    """A line of at most PASSAGE_LINE_CHARS characters: a longer one around its sentence that matches best."""
+    if len(text) <= PASSAGE_LINE_CHARS:
+        return text
+    parts = list(_SENTENCE.finditer(text))
+    best = max(parts, key=lambda m: match(m.group()), default=None)
+    middle = (best.start() + best.end()) // 2 if best else 0
+    start = max(0, min(middle - PASSAGE_LINE_CHARS // 2, len(text) - PASSAGE_LINE_CHARS))
+    return ("..." if start else "") + text[start:start + PASSAGE_LINE_CHARS] + \
+        ("..." if start + PASSAGE_LINE_CHARS < len(text) else "")
 
 
 def _mean(tokens: list[float]) -> float:

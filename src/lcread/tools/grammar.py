@@ -10,6 +10,10 @@ from lcread.prompts import template
 from lcread.tools.parse import COMMANDS
 
 
+QUOTED_ANSWER = 'root ::= "\\"" [^"\\n]{1,300} "\\""'
+"""The reply to the reader's own call: one answer in double quotes."""
+
+
 def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 

@@ -1,0 +1,93 @@
+"""The reader's own call: where the model scores the candidates, the question comes after the shown lines that
+match it best (not after the agent's tools and history), once per new evidence; a reading it is sure of ends the
+run before the agent's first command. Scripted model, documents made here."""
+
+from lcread.agent.select import SelectReader
+from lcread.config import LoopConfig
+from lcread.display import SilentDisplay
+from lcread.documents import DocumentStore
+from lcread.grounding.evidence import EvidenceLog
+from lcread.models.scripted import ScriptedModel
+from lcread.prompts import render
+from lcread.reader import Reader, asked
+from lcread.reader.scorer import PRIOR, Scorer
+from lcread.tools import ToolRunner, parse
+from lcread.trace import MemoryTrace
+
+QUESTION = "How long does the warranty of the Halvorsen pump run?"
+READER_SYSTEM = render("reader_system")
+
+
+def notes(tmp_path):
+    lines = [f"Routine note {i}: the belts were inspected." for i in range(200)]
+    lines[120] = "The warranty of the Halvorsen pump runs for 18 months from delivery."
+    (tmp_path / "notes.txt").write_text("\n".join(lines) + "\n")
+    return tmp_path / "notes.txt"
+
+
+def likelihood_scorer(settle: float, threshold: float = 0.999) -> Scorer:
+    """Sure of a candidate the model finds likely (mean log-probability near 0) and of the asked type."""
+    return Scorer(features=["lm_mean", "type_fits"], weights=[2.0, 2.0], bias=0.0, mean=[0.0, 0.0],
+                  scale=[1.0, 1.0], threshold=threshold, settle=settle)
+
+
+def run(path, outputs, scorer, config=None):
+    scored_after: list[str] = []
+
+    def spans(messages, texts):
+        scored_after.append(messages[0]["content"])
+        return [-0.05 if t.startswith("18 months") else -6.0 for t in texts]
+
+    model = ScriptedModel(outputs, scorer=spans)
+    with DocumentStore.open([str(path)]) as store:
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), config, scorer).run(QUESTION)
+    return result, model, scored_after
+
+
+def test_a_sure_reading_of_the_readers_own_call_ends_the_run_before_any_command(tmp_path):
+    result, model, scored_after = run(notes(tmp_path), ['"18 months"'], likelihood_scorer(settle=0.8))
+    assert len(model.calls) == 1 and scored_after == [READER_SYSTEM]
+    prompt = model.calls[0]["messages"]
+    assert prompt[0]["content"] == READER_SYSTEM and "Commands:" not in prompt[1]["content"]
+    assert "notes.txt:121: The warranty of the Halvorsen pump runs for 18 months" in prompt[1]["content"]
+    assert prompt[1]["content"].rstrip().endswith("Question: " + QUESTION)
+    assert result.answer == "18 months" and result.citations[0].line == 121
+    assert result.verified is False and 0.8 <= result.confidence < 0.999
+
+
+def test_the_reader_calls_again_only_when_something_new_was_shown(tmp_path):
+    outputs = ['"belts"', "read notes.txt 1 3", '"belts"', "read notes.txt 1 3"]
+    result, model, scored_after = run(notes(tmp_path), outputs, likelihood_scorer(settle=0.9999),
+                                      LoopConfig(max_steps=2))
+    systems = [c["messages"][0]["content"] == READER_SYSTEM for c in model.calls]
+    assert systems == [True, False, True, False]  # the repeated read showed nothing new: no third reader call
+    assert scored_after == [READER_SYSTEM, READER_SYSTEM]  # the agent's calls are not scored
+    assert result.answer == "18 months"  # the reader's best, though the model said "belts"
+
+
+def test_without_the_readers_call_the_agents_calls_are_scored(tmp_path):
+    result, model, scored_after = run(notes(tmp_path), ['answer "18 months"'], likelihood_scorer(settle=0.8),
+                                      LoopConfig(reader_call=False))
+    assert len(model.calls) == 1 and scored_after and READER_SYSTEM not in scored_after
+    assert result.answer == "18 months"
+
+
+def test_passages_are_the_best_matching_lines_in_document_order_within_the_budget(tmp_path):
+    long_line = "Filler words here. " * 60 + "The pump's warranty runs for 18 months. " + "More filler. " * 60
+    text = "\n".join(["Unrelated line about belts.", "The Halvorsen pump was delivered in May.", long_line,
+                      "Another unrelated line.", "Warranty claims go to the Halvorsen office."]) + "\n"
+    (tmp_path / "pump.txt").write_text(text)
+    with DocumentStore.open([str(tmp_path / "pump.txt")]) as store:
+        tools = ToolRunner(store)
+        evidence = EvidenceLog()
+        evidence.add(tools.run(parse("read pump.txt 1 5")).shown)
+        ranker = tools.question_ranker(QUESTION)
+        reader = Reader(asked(QUESTION), evidence, PRIOR, ranker.score, ranker.spans)
+        every = reader.passages()
+        few = reader.passages(budget=700)
+    numbers = [int(line.split(":")[1]) for line in every.splitlines()]
+    assert numbers == sorted(numbers) and set(numbers) == {1, 2, 3, 4, 5}
+    cut = next(line for line in every.splitlines() if line.startswith("pump.txt:3:"))
+    assert "18 months" in cut and cut.count("...") == 2 and len(cut) < 700
+    kept = [int(line.split(":")[1]) for line in few.splitlines()]
+    assert 3 in kept and 1 not in kept and len(few) <= 700
