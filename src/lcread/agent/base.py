@@ -91,8 +91,8 @@ class CommandLoop:
         """One call: the model's command and the reader's scores, the gate's decision, then the command run."""
         self.check_limits(run)
         pool = run.reader.pool()
-        if self.reads_passages and run.read_at != len(run.evidence.pieces):
-            self.read_passages(run, pool)  # a reading the reader is sure of ends the run here
+        if self.reads_passages and run.unread:
+            act(self.reader_call(run, pool))  # a reading the reader is sure of ends the run here
             pool = run.reader.pool()
         scoring = run.reader.scoring(pool) if self.scores_spans and not self.reads_passages else None
         try:
@@ -116,11 +116,6 @@ class CommandLoop:
             run.repeats, run.repeated = 0, None
         observation = sent_back or self.actions.execute(run, command)
         context.observe(command, self.actions.followed(run, observation))
-
-    def read_passages(self, run: Run, pool) -> None:
-        """The reader's own call on what was shown since its last, and the gate's decision on its reading: one it
-        is sure of ends the run."""
-        act(self.reader_call(run, pool))
 
     def reader_call(self, run: Run, pool) -> Decision | None:
         """The question after the shown lines that match it best, each candidate scored as the answer there and
@@ -217,7 +212,7 @@ class CommandLoop:
         pool = run.reader.pool()
         try:
             if self.reads_passages:  # the reader's own call reads what the last one did not; the agent adds nothing
-                if run.read_at != len(run.evidence.pieces):
+                if run.unread:
                     self.reader_call(run, pool)
                 return run.reading
             grammar = self.grammar(run)

@@ -44,6 +44,11 @@ class Run:
     """The model's answer at the reader's last own call: its free answer while the agent gives none."""
 
     @property
+    def unread(self) -> bool:
+        """Whether the tools showed something since the reader's last own call."""
+        return self.read_at != len(self.evidence.pieces)
+
+    @property
     def kind(self) -> str | None:
         return SEARCHED_KINDS.get(self.reader.asked.type)
 
