@@ -91,3 +91,25 @@ def test_passages_are_the_best_matching_lines_in_document_order_within_the_budge
     assert "18 months" in cut and cut.count("...") == 2 and len(cut) < 700
     kept = [int(line.split(":")[1]) for line in few.splitlines()]
     assert 3 in kept and 1 not in kept and len(few) <= 700
+
+
+def test_passages_give_a_lines_page_and_lcreads_counts_of_the_whole_input(tmp_path):
+    lines = [f"2026-03-0{d} 10:0{i} request {'failed' if (d + i) % 3 == 0 else 'served'} for client {i}"
+             for d in range(1, 4) for i in range(4)]
+    (tmp_path / "app.log").write_text("\n".join(lines) + "\n")
+    question = "How many requests failed?"
+    with DocumentStore.open([str(tmp_path / "app.log")]) as store:
+        tools = ToolRunner(store)
+        evidence = EvidenceLog()
+        evidence.add(tools.run(parse("read app.log 1 4")).shown)
+        ranker = tools.question_ranker(question)
+        paged = Reader(asked(question), evidence, PRIOR, ranker.score, ranker.spans,
+                       place_of=lambda doc, line: f"app.log.gz, page {line // 2 + 1}", count_lines=tools.count_lines)
+        pool = paged.pool()
+        text = paged.passages(pool=pool)
+        plain = Reader(asked(question), evidence, PRIOR, ranker.score, ranker.spans).passages()
+    failed = sum("failed" in line for line in lines)
+    assert f"lcread's count: {failed} lines of the input hold all of: requests, failed" in text.splitlines()
+    assert f"lcread's count: {len(lines)} lines of the input hold all of: requests" in text.splitlines()
+    assert "app.log:3 (page 2): " in text and "app.log:1 (page 1): " in text  # the page, where a line has one
+    assert "page" not in plain and "lcread's count" not in plain  # neither, for a plain text without count_lines

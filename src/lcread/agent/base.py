@@ -122,7 +122,7 @@ class CommandLoop:
         the model's reply its own answer: a reading of the evidence apart from the agent's tools and history."""
         run.read_at = len(run.evidence.pieces)
         messages = [{"role": "system", "content": prompts.render("reader_system")},
-                    {"role": "user", "content": prompts.render("reader_passages", passages=run.reader.passages(),
+                    {"role": "user", "content": prompts.render("reader_passages", passages=run.reader.passages(pool=pool),
                                                                question=run.reader.asked.question)}]
         self.trace.event("reader_call", step=run.stats.steps, pieces=run.read_at)
         reply = self.query(run, messages, READER_TOKENS, scoring=run.reader.scoring(pool, READER_PREFIX),

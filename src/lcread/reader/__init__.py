@@ -157,8 +157,9 @@ class Reader:
             if same is None:
                 have[c.key] = c
                 out.append(c)
-            elif c.source or c.items:
+            elif c.source or c.items or c.basis:
                 same.source, same.items = same.source or c.source, same.items or c.items
+                same.basis = same.basis or c.basis
                 same.complete, same.partial = c.complete, c.partial
                 same.spots += [p for p in c.spots if p not in same.spots]
         return out
@@ -188,23 +189,32 @@ class Reader:
             return None
         return Scoring(prefix, tuple(c.text.replace('"', "'") + ANSWER_END for c in pool))
 
-    def passages(self, budget: int = PASSAGE_CHARS) -> str:
-        """The shown lines that match the question best, in document order, as `DOC:LINE: text` (what the reader's
-        own call reads the question after: the prototype's one pass over the question and its passages)."""
+    def passages(self, budget: int = PASSAGE_CHARS, pool: list[Candidate] | None = None) -> str:
+        """The shown lines that match the question best, in document order, as `DOC:LINE: text` (with the line's
+        page, where its document has pages: what a page is read from), then what lcread worked out of the whole
+        input beside them (its counts of lines), as the reader's own call reads them before the question: the
+        prototype's one pass over the question and its passages."""
         lines: dict[tuple[str, int], str] = {}
         for p in self.evidence.pieces:
             if p.kind != "heading":
                 lines[(p.doc, p.line)] = (lines.get((p.doc, p.line), "") + " " + p.text).strip()
+        counted = [f"lcread's count: {c.text} lines of the input hold {c.basis}" for c in pool or []
+                   if c.basis]
+        budget -= sum(len(c) + 1 for c in counted)
         best = {k: max(map(self.match, _SENTENCE.findall(text)), default=0.0) for k, text in lines.items()}
         chosen, used = [], 0
         for k in sorted(lines, key=lambda k: (-best[k], k)):  # a line ranks by its best sentence
-            text = _cut(lines[k], self.match)
-            cost = len(text) + len(k[0]) + 12
-            if used + cost > budget:
+            text = f"{k[0]}:{k[1]}{self._page(*k)}: {_cut(lines[k], self.match)}"
+            if used + len(text) + 1 > budget:
                 continue
             chosen.append((k, text))
-            used += cost
-        return "\n".join(f"{doc}:{line}: {text}" for (doc, line), text in sorted(chosen))
+            used += len(text) + 1
+        return "\n".join([text for _, text in sorted(chosen)] + counted)
+
+    def _page(self, doc: str, line: int) -> str:
+        """` (page 17)` for a line of a document that has pages, else nothing."""
+        m = re.search(r"\bpage \d+\b", self.place_of(doc, line) or "") if self.place_of else None
+        return f" ({m.group(0)})" if m else ""
 
     def read(self, pool: list[Candidate], scored: Scored | None, free: str | None = None) -> Reading:
         """The candidates' probabilities after a call; the model's own answer (`free`) counts for the candidate

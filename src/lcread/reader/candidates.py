@@ -43,6 +43,8 @@ class Candidate:
     """For a set: nothing shown links it to a further item, and every item's own lines were searched."""
     partial: bool = False
     """For a set: a shown line links one of its items to an item it leaves out."""
+    basis: str | None = None
+    """For a count: what was counted, in words (the reader's own call reads it beside the passages)."""
 
     @property
     def key(self) -> str:
