@@ -121,9 +121,10 @@ class CommandLoop:
         """The question after the shown lines that match it best, each candidate scored as the answer there and
         the model's reply its own answer: a reading of the evidence apart from the agent's tools and history."""
         run.read_at = len(run.evidence.pieces)
+        passages = prompts.render("reader_passages", passages=run.reader.passages(pool=pool),
+                                  question=run.reader.asked.question)
         messages = [{"role": "system", "content": prompts.render("reader_system")},
-                    {"role": "user", "content": prompts.render("reader_passages", passages=run.reader.passages(pool=pool),
-                                                               question=run.reader.asked.question)}]
+                    {"role": "user", "content": passages}]
         self.trace.event("reader_call", step=run.stats.steps, pieces=run.read_at)
         reply = self.query(run, messages, READER_TOKENS, scoring=run.reader.scoring(pool, READER_PREFIX),
                            grammar=QUOTED_ANSWER if self.model.supports_grammar else None)
