@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from lcread import prompts
 from lcread.grounding.evidence import Citation, EvidenceLog, cite
 from lcread.models import Scored, Scoring
 from lcread.reader import derived
-from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key
+from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in
 from lcread.reader.features import Context, features
 from lcread.reader.question import Asked, asked, parse_options
 from lcread.reader.scorer import Scorer, scorer_for
@@ -157,9 +158,9 @@ class Reader:
             if same is None:
                 have[c.key] = c
                 out.append(c)
-            elif c.source or c.items or c.basis:
+            elif c.source or c.items or c.counted:
                 same.source, same.items = same.source or c.source, same.items or c.items
-                same.basis = same.basis or c.basis
+                same.counted = same.counted or c.counted
                 same.complete, same.partial = c.complete, c.partial
                 same.spots += [p for p in c.spots if p not in same.spots]
         return out
@@ -198,8 +199,8 @@ class Reader:
         for p in self.evidence.pieces:
             if p.kind != "heading":
                 lines[(p.doc, p.line)] = (lines.get((p.doc, p.line), "") + " " + p.text).strip()
-        counted = [f"lcread's count: {c.text} lines of the input hold {c.basis}" for c in pool or []
-                   if c.basis]
+        counted = [prompts.render("reader_count", count=c.text, words=", ".join(c.counted)) for c in pool or []
+                   if c.counted]
         budget -= sum(len(c) + 1 for c in counted)
         best = {k: max(map(self.match, _SENTENCE.findall(text)), default=0.0) for k, text in lines.items()}
         chosen, used = [], 0
@@ -213,8 +214,8 @@ class Reader:
 
     def _page(self, doc: str, line: int) -> str:
         """` (page 17)` for a line of a document that has pages, else nothing."""
-        m = re.search(r"\bpage \d+\b", self.place_of(doc, line) or "") if self.place_of else None
-        return f" ({m.group(0)})" if m else ""
+        page = page_in(self.place_of(doc, line)) if self.place_of else None
+        return f" (page {page})" if page else ""
 
     def read(self, pool: list[Candidate], scored: Scored | None, free: str | None = None) -> Reading:
         """The candidates' probabilities after a call; the model's own answer (`free`) counts for the candidate

@@ -43,12 +43,19 @@ class Candidate:
     """For a set: nothing shown links it to a further item, and every item's own lines were searched."""
     partial: bool = False
     """For a set: a shown line links one of its items to an item it leaves out."""
-    basis: str | None = None
-    """For a count: what was counted, in words (the reader's own call reads it beside the passages)."""
+    counted: tuple[str, ...] | None = None
+    """For a count: the words every counted line holds (the reader's own call reads the count beside the
+    passages)."""
 
     @property
     def key(self) -> str:
         return key(self.text)
+
+
+def page_in(place: str | None) -> str | None:
+    """The page number a converted document's place names (`manual.pdf.gz, page 17`: 17), if it names one."""
+    m = re.search(r"\bpage (\d+)\b", place or "")
+    return m.group(1) if m else None
 
 
 def key(text: str) -> str:
@@ -148,9 +155,9 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
             add("choice", f"{letter}) {text}", Spot(held[0], 0, len(held[0].text)) if held else None)
     elif asked.type == "page" and place_of is not None:
         for s in ranked:
-            m = re.search(r"\bpage (\d+)\b", place_of(s.doc, s.line) or "")
-            if m:
-                add("page", m.group(1), Spot(s, 0, len(s.text)), computed=True)
+            page = page_in(place_of(s.doc, s.line))
+            if page:
+                add("page", page, Spot(s, 0, len(s.text)), computed=True)
     kinds = {"pair", "date", "number", "path", "option", "identifier", "quoted", "name"}
     for s in ranked:
         for kind, start, end, span in patterns.spans(s.text, kinds):

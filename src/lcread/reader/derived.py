@@ -122,7 +122,7 @@ def counts(asked: Asked, count_lines) -> list[Candidate]:
         n, lines = count_lines(terms)
         if n:
             c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True,
-                                                 basis="all of: " + ", ".join(terms)))
+                                                 counted=tuple(terms)))
             c.spots += [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines][:3 - len(c.spots)]
     return list(out.values())
 
