@@ -84,6 +84,9 @@ def test_how_many_counts_the_lines_of_the_whole_input_that_hold_the_question_wor
     reading = reading_of(tmp_path, {"app.log": log}, "How many workers started?", ["head -n 2 app.log"])
     counts = {r.candidate.text: r for r in reading.ranked if r.candidate.type == "count"}
     assert "7" in counts and counts["7"].row["computed"] == 1.0
+    # a count lcread computed is the kind of value the question asks for; a number shown in a line is not
+    assert counts["7"].row["derived_asked"] == 1.0
+    assert all(r.row["derived_asked"] == 0.0 for r in reading.ranked if not r.candidate.computed)
 
 
 def test_a_confident_grounded_best_is_the_answer_and_a_weak_pool_is_no_answer(tmp_path):

@@ -17,7 +17,7 @@ LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm
 """Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
 GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
            "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial",
-           "named")
+           "named", "derived_asked")
 FEATURES = LIKELIHOOD + GENERIC
 NEAR_CHARS = 60.0
 """A span this many characters from the nearest question word is about 1/e as near as one beside it."""
@@ -54,6 +54,8 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
     ranks = ctx.ranks or [[] for _ in candidates]
     asked_words = set(_words(ctx.asked.question))
     free = key(ctx.free) if ctx.free else None
+    # The kind of value lcread computes that the question asks for: a set, a count, a page, a section.
+    derived = "list" if ctx.asked.plural else ctx.asked.type
     rows = []
     for c, x, rank in zip(candidates, lm, ranks):
         matches = [ctx.match(p.sentence.text) for p in c.spots] or [0.0]
@@ -73,6 +75,7 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
             "pair_asked": float(c.type == "pair" and ctx.asked.pair),
             "pair_unasked": float(c.type == "pair" and not ctx.asked.pair),
             "computed": float(c.computed),
+            "derived_asked": float(c.computed and c.type == derived),
             "length": math.log(1 + len(c.text)),
             "spelled": float(c.type == "number" and not re.search(r"\d", c.text)),
             "resolved": float(c.source is not None),
