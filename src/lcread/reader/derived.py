@@ -121,9 +121,9 @@ def counts(asked: Asked, count_lines) -> list[Candidate]:
             continue
         n, lines = count_lines(terms)
         if n:
-            c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True,
-                                                 counted=tuple(terms)))
-            c.spots += [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines][:3 - len(c.spots)]
+            c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=tuple(terms)))
+            shown = [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines]
+            c.spots += shown[:3 - len(c.spots)]
     return list(out.values())
 
 
