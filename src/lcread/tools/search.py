@@ -26,7 +26,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from lcread.text import TOC_LEADER, entry_name, holds_value, us_spelling
+from lcread.text import TOC_LEADER, holds_value, us_spelling
 from lcread.documents import Changed
 from lcread.language import load as load_language
 from lcread.tools.evidence import Shown
@@ -45,13 +45,9 @@ WINDOW = 300
 PASSAGE = 500
 """Characters a passage grows to around its best line."""
 TOP = 5
-ITEM_PASSAGES, ITEM_MORE = 1, 500
-"""The best passage goes on to the end of their paragraph or entry, by up to 500 more characters."""
 """Passages shown (by the search command and lcread's own first step)."""
 K1, B = 1.2, 0.75
 VALUE_BONUS = 1.5
-HEADING_REACH, HEADING_CHARS = 6, 300
-"""A passage starting at most this many lines (and characters) under its heading is shown from the heading."""
 """A passage holding a value of the kind the question asks for (a number for "how many", a path for "where")
 scores this much more: the passage that answers states the value (answer-type filtering, as question-answering
 systems rank passages)."""
@@ -225,8 +221,7 @@ class Passage:
 class Ranker:
     """Scores texts against a query's terms (BM25, with a bonus for query terms side by side)."""
 
-    def __init__(self, terms: list[Term], avg_tokens: float = 60.0, query: str = ""):
-        self.query = " ".join(query.lower().split()).rstrip("?")
+    def __init__(self, terms: list[Term], avg_tokens: float = 60.0):
         self.terms = {t.key: t for t in terms}
         self.index = {f: t.key for t in sorted(terms, key=lambda t: t.whole) for f in t.forms}
         self.avg = avg_tokens
@@ -236,10 +231,6 @@ class Ranker:
         return [(m.start(), m.end()) for m in _WORD.finditer(text)
                 if m.group(0).strip(".'-").lower() in self.index
                 or any(p in self.index for p in split_identifier(m.group(0)))]
-
-    def echoes(self, text: str) -> bool:
-        """Whether a text quotes the query itself (then it restates the question more than it answers it)."""
-        return bool(self.query) and self.query in " ".join(text.lower().split())
 
     def score(self, text: str) -> float:
         found = text_terms(text, self.index)
@@ -360,11 +351,9 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     estimate_weights(docs, terms)
     units = max(1, sum(d.size for d in docs) // UNIT)
     looked = prefilter(terms, units)
-    ranker = Ranker(terms, query=query if len(query.split()) >= 4 else "")
+    ranker = Ranker(terms)
     spots, candidates = _candidates(docs, looked, ranker, timeout, terms)
     passages = _passages(spots, ranker, sections, kind)
-    for passage in passages[:ITEM_PASSAGES]:
-        _to_item_end(passage)
     text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
     return SearchResult(text, shown, passages[:top], candidates, terms)
 
@@ -492,8 +481,6 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
         said = "\n".join(t for _, t in passage.lines or [(0, passage.text)] if not TOC_LEADER.search(t))
         passage.score = max(ranker.score(said + "\n" + where) if said else 0.0,
                             0.0 if TOC_LEADER.search(spot.text) else spot.score)  # a table of contents says nothing
-        if ranker.echoes(passage.text):  # the question quoted word for word (an example, a list of questions)
-            passage.score /= 2
         if kind and holds_value(said, kind):
             passage.score *= VALUE_BONUS
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
@@ -501,47 +488,7 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
                or p.text == passage.text for p in out):  # overlapping, or a copy (a vendored file)
             continue
         out.append(passage)
-    for passage in out if sections else []:
-        _from_heading(passage, sections(passage.doc), out)
     return sorted(out, key=lambda p: -p.score)
-
-
-def _from_heading(passage: Passage, sections, others: list[Passage]) -> None:
-    """A passage that starts a few lines under its heading begins at the heading (and at the headings right
-    above it): a manual's section title names what the section is about ("5.11. /var/mail : User mailbox files",
-    "5.11.1. Purpose", then "User mailbox files in this location must be ..."); not over another passage."""
-    heading = sections.enclosing(passage.start)
-    if passage.chars or not heading or not passage.start - HEADING_REACH <= heading[0] < passage.start:
-        return
-    top = heading[0]
-    while top > 1 and (sections.enclosing(top - 1) or (0,))[0] == top - 1:
-        top -= 1  # a heading right above a heading is its parent
-    if any(p is not passage and p.doc is passage.doc and p.start < passage.start and p.end >= top for p in others):
-        return
-    rows = list(passage.doc.read_lines(top, passage.start - 1, max_bytes=HEADING_CHARS))
-    if not rows or rows[0].number != top or sum(len(r.text) + 1 for r in rows) > HEADING_CHARS:
-        return
-    passage.lines = [(r.number, r.text) for r in rows] + passage.lines
-    passage.start = top
-    passage.text = "\n".join(t for _, t in passage.lines)
-
-
-def _to_item_end(passage: Passage) -> None:
-    """The best passages go on to the end of their paragraph or item, up to ITEM_MORE more characters: an
-    entry of a manual names its subject on top and often states its default last ("keyseq-timeout ...
-    The default value is 500."), beyond a window around the match. A blank line, a page mark or a short line
-    without a full stop (the next entry's name) ends it."""
-    if passage.chars:
-        return
-    doc, added = passage.doc, 0
-    for row in doc.read_lines(passage.end + 1, min(doc.lines, passage.end + 12), max_bytes=ITEM_MORE * 2):
-        text = row.text
-        if not text.strip() or text.startswith("[page ") or entry_name(text) or added + len(text) > ITEM_MORE:
-            break
-        passage.lines.append((row.number, text))
-        passage.text += "\n" + text
-        passage.end = row.number
-        added += len(text) + 1
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
