@@ -64,7 +64,7 @@ def test_a_signal_during_a_model_call(tmp_path, sig, code):
     assert result["answer"] == "12,310" and result["verified"] is False  # the grounded part of the answer, unverified
     events = [json.loads(line)["event"] for line in trace.read_text().splitlines()]
     assert events[0] == "run_start" and events[-1] == "run_end"
-    assert spools() == before
+    assert not spools() - before  # no spool of its own left behind (another lcread's may come and go meanwhile)
 
 
 def children(pid: int) -> list[int]:
