@@ -257,9 +257,9 @@ def test_a_table_of_contents_says_nothing_and_a_passage_is_shown_under_its_headi
     store = DocumentStore.open([str(write("fhs.txt", "\n".join(lines) + "\n"))])
     out = ToolRunner(store).run(parse("search Where are user mailbox files kept?"))
     first = out.text.splitlines()[1]
-    body = 3 + 150 + 1
+    section = 3 + 150 + 1  # the line of the section's heading
     start = int(first.split(":", 1)[1].split("-", 1)[0])
-    assert body <= start <= body + 4  # the section's lines, not the contents' line 3
+    assert section <= start <= section + 4  # the section's lines, not the contents' line 3
     assert "5.11. /var/mail : User mailbox files (optional) > 5.11.1. Purpose" in first  # what the section is about
     assert "stored in the standard UNIX mailbox format" in out.text
 
