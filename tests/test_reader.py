@@ -156,8 +156,55 @@ def test_calibration_learns_generic_features_and_its_threshold_holds_on_held_out
     fresh = make_rows(tmp_path, 20, seed=2)  # documents the fit never saw
     best = [max(r["readings"][0]["candidates"], key=lambda c: scorer.probability(c["features"])) for r in fresh]
     assert sum(c["right"] for c in best) >= 18
-    verified = [c for c in best if scorer.probability(c["features"]) >= scorer.threshold]
+    verified = [c for c, r in zip(best, fresh) if confidence_of(scorer, r) >= scorer.threshold]
     assert verified and sum(c["right"] for c in verified) / len(verified) >= 0.9
+
+
+def confidence_of(scorer, row) -> float:
+    """The scorer's confidence in the best answer of a bench row's first reading."""
+    pool = [(scorer.probability(c["features"]), c["features"]) for c in row["readings"][0]["candidates"]]
+    return scorer.confidence(sorted(pool, key=lambda t: -t[0]))
+
+
+def ambiguous_rows(tmp_path, n: int, seed: int) -> list[dict]:
+    """Rows as make_rows', but every other document states the asked thing twice with two values (an old and a
+    new warranty), of which the bench calls one right: the two candidates are alike to the ranking's features, so
+    only how far the best beats the runner-up tells the sure readings from the coin flips."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        folder = tmp_path / f"a{seed}-{i}"
+        folder.mkdir()
+        thing = rng.choice(["pump", "valve", "boiler", "fan", "meter"]) + str(i)
+        value, other = rng.sample(range(10, 99), 2)
+        lines = [f"The {rng.choice(['door', 'lamp', 'belt'])} is checked every {rng.randint(10, 99)} days."
+                 for _ in range(3)]
+        lines.insert(rng.randrange(4), f"The warranty of the {thing} runs for {value} months.")
+        if i % 2:
+            lines.insert(rng.randrange(5), f"The warranty of the {thing} runs for {other} months.")
+        question = f"How many months does the warranty of the {thing} run?"
+        reading = reading_of(folder, {"m.txt": "\n".join(lines) + "\n"}, question, [f"read m.txt 1 {len(lines)}"])
+        readings = [{"step": 1, "free": None, "candidates": [
+            {"text": r.candidate.text, "features": r.row, "right": r.candidate.text.split()[0] == str(value)}
+            for r in reading.ranked]}]
+        rows.append({"task": f"t{i}", "suite": f"made{i % 7}", "group": f"g{i}", "readings": readings})
+    return rows
+
+
+def test_the_confidence_tells_a_clear_winner_from_a_tie_the_ranking_cannot_see(tmp_path):
+    scorer = cal.calibrate(ambiguous_rows(tmp_path, 60, seed=5), ["match", "type_fits", "near"], precision=0.9,
+                           choose=False)
+    assert scorer.answer is not None and {"a_margin", "a_share"} & set(scorer.answer.features)
+    measured = scorer.measured["held_out"]
+    assert measured["verified"] >= 20 and measured["precision"] >= 0.9  # the clear half, not the ties
+    assert scorer.measured["confidence"]["log_loss"] < scorer.measured["confidence"]["log_loss_of_probability"]
+    fresh = ambiguous_rows(tmp_path, 20, seed=6)
+    sure = [confidence_of(scorer, r) for r in fresh]
+    assert all(c < scorer.threshold for c, i in zip(sure, range(20)) if i % 2)  # a tie is never verified
+    assert sum(c >= scorer.threshold for c, i in zip(sure, range(20)) if not i % 2) >= 8
+    again = Scorer(**json.loads(json.dumps(scorer.to_dict())))  # as stored and loaded
+    assert again.answer.features == scorer.answer.features and again.confidence([(0.5, {})]) == \
+        scorer.confidence([(0.5, {})])
 
 
 def test_the_threshold_is_the_lowest_confidence_reaching_the_precision():

@@ -52,6 +52,9 @@ class Reading:
     free: str | None = None
     applies: bool = True
     """False for an open question (explain, summarise): its answer is the model's, and never verified."""
+    sure: float | None = None
+    """The calibrated confidence in the best answer (`Scorer.confidence`); None: the best candidate's
+    probability."""
 
     @property
     def best(self) -> Ranked | None:
@@ -64,10 +67,12 @@ class Reading:
         best = self.best
         if best is None or not self.applies:
             return best.candidate.text if best else None
-        return best.candidate.text if best.candidate.spots and best.probability >= self.floor else None
+        return best.candidate.text if best.candidate.spots and self.confidence >= self.floor else None
 
     @property
     def confidence(self) -> float:
+        if self.sure is not None:
+            return self.sure
         return self.best.probability if self.best else 0.0
 
     @property
@@ -246,7 +251,8 @@ class Reader:
         ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
                         key=lambda r: (not r.candidate.spots, -r.probability))
         return Reading(ranked, self.scorer.threshold, self.scorer.floor, self.scorer.settle, free,
-                       applies=self.asked.type != "open")
+                       applies=self.asked.type != "open",
+                       sure=self.scorer.confidence([(r.probability, r.row) for r in ranked]))
 
     def located(self, answer: str) -> Candidate:
         """The model's answer as a candidate: its text, where shown sentences hold it whole; to a question asking

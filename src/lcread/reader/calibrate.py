@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lcread.reader.features import FEATURES, GENERIC, LIKELIHOOD
+from lcread.reader.features import ANSWER, FEATURES, GENERIC, LIKELIHOOD, answer_features
 from lcread.reader.scorer import Scorer
 
 SETS = {"likelihood": FEATURES, "generic": GENERIC}
@@ -33,6 +33,8 @@ BINS = 10
 """Confidence bins of the calibration error."""
 TOLERANCE = 0.01
 """The accuracy a settled run may lose against reading on to its last reading."""
+LOSS_GAIN = 0.002
+"""A feature joins the confidence only if it lowers the held-out log-loss of the best answers this much."""
 
 
 @dataclass
@@ -102,14 +104,6 @@ def _best(data: list[Example], probabilities: list[float]) -> dict[int, tuple[in
     return best
 
 
-def runs(data: list[Example], probabilities: list[float]) -> list[list[tuple[float, bool]]]:
-    """Each run's readings in the order they were made, as (best probability, right)."""
-    out: dict[int, list[tuple[float, bool]]] = {}
-    for reading, (run, best) in sorted(_best(data, probabilities).items()):
-        out.setdefault(run, []).append(best)
-    return list(out.values())
-
-
 def settled(sequences: list[list[tuple[float, bool]]], theta: float) -> tuple[float, float]:
     """Ending each run at its first reading whose confidence reaches theta (else at its last): the accuracy, and
     the mean share of its readings made."""
@@ -153,16 +147,19 @@ def held_out(data: list[Example], names: list[str], folds: int = FOLDS) -> list[
     return out
 
 
-def select(data: list[Example], pool, gain: float = GAIN, most: int = MAX_FEATURES) -> tuple[list[str], list]:
-    """Forward selection on held-out documents: the feature that makes the best answers right most often joins,
-    while one adds at least `gain`. A feature that only helps on the documents it was fitted on never joins; with
-    few questions, few features are chosen. Returns the features and each step's accuracy."""
+def select(data: list[Example], pool, gain: float = GAIN, most: int = MAX_FEATURES,
+           measure_of=None) -> tuple[list[str], list]:
+    """Forward selection on held-out documents: the feature that makes the best answers right most often (or
+    scores best by `measure_of(data, names)`, higher better) joins, while one adds at least `gain`. A feature that
+    only helps on the documents it was fitted on never joins; with few questions, few features are chosen. Returns
+    the features and each step's score."""
+    measure_of = measure_of or accuracy
     pool = [f for f in pool if any(f in e.features for e in data)] or list(pool)
     chosen: list[str] = []
     steps: list = []
     score = 0.0
     while len(chosen) < most:
-        trials = [(accuracy(data, chosen + [f]), f) for f in pool if f not in chosen]
+        trials = [(measure_of(data, chosen + [f]), f) for f in pool if f not in chosen]
         if not trials:
             break
         value, name = max(trials, key=lambda t: (t[0], -pool.index(t[1])))
@@ -177,6 +174,46 @@ def select(data: list[Example], pool, gain: float = GAIN, most: int = MAX_FEATUR
 def accuracy(data: list[Example], names: list[str]) -> float:
     best = best_per_reading(data, held_out(data, names))
     return sum(ok for _, ok in best) / max(len(best), 1)
+
+
+def answers(data: list[Example], probabilities: list[float]) -> list[Example]:
+    """One example per reading for the confidence: the features of its best candidate's standing among the others
+    (`features.answer_features`, on these probabilities), labelled by whether that candidate is right."""
+    pools: dict[int, list[tuple[float, Example]]] = {}
+    for e, p in zip(data, probabilities):
+        pools.setdefault(e.reading, []).append((p, e))
+    out = []
+    for reading, pool in sorted(pools.items()):
+        pool.sort(key=lambda t: (-t[0], t[1].right))  # of candidates scored alike, a wrong one first (see _best)
+        top = pool[0][1]
+        out.append(Example(top.group, reading, answer_features([(p, e.features) for p, e in pool]), top.right,
+                           top.run, top.document))
+    return out
+
+
+def log_loss(best: list[tuple[float, bool]]) -> float:
+    eps = 1e-6
+    return -sum(math.log(min(max(p if ok else 1.0 - p, eps), 1.0)) for p, ok in best) / max(len(best), 1)
+
+
+def fitted_loss(data: list[Example], names: list[str]) -> float:
+    """Minus the held-out log-loss of a model over `names` (higher better, as `select` wants)."""
+    return -log_loss([(p, e.right) for e, p in zip(data, held_out(data, names))])
+
+
+def confidence(data: list[Example], probabilities: list[float]) -> tuple["Scorer | None", list[float], list]:
+    """The confidence model over the answers' standing (`ANSWER`), chosen feature by feature on held-out
+    documents, when it predicts the best answers' rightness better (log-loss) than their own probability does.
+    Returns it (or None), each reading's held-out confidence, and the selection's steps."""
+    given = answers(data, probabilities)
+    plain = [1.0 / (1.0 + math.exp(-e.features["a_best"])) for e in given]
+    if len({e.right for e in given}) < 2:  # every best answer right (or none): nothing to tell apart
+        return None, plain, []
+    names, steps = select(given, list(ANSWER), gain=LOSS_GAIN, measure_of=fitted_loss)
+    held = held_out(given, names)
+    if log_loss(list(zip(held, (e.right for e in given)))) >= log_loss(list(zip(plain, (e.right for e in given)))):
+        return None, plain, []
+    return fit(given, names), held, steps
 
 
 def threshold(best: list[tuple[float, bool]], precision: float) -> float:
@@ -217,16 +254,25 @@ def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, sourc
     if choose:
         names, steps = select(data, names)
     probabilities = held_out(data, names)
-    best = best_per_reading(data, probabilities)
+    ranking = best_per_reading(data, probabilities)
+    sure, confidences, sure_steps = confidence(data, probabilities)
+    given = answers(data, probabilities)
+    best = [(c, e.right) for e, c in zip(given, confidences)]
     tau = threshold(best, precision)
-    settle, when = settle_threshold(runs(data, probabilities))
+    sequences: dict[int, list[tuple[float, bool]]] = {}
+    for e, b in zip(given, best):
+        sequences.setdefault(e.run, []).append(b)
+    settle, when = settle_threshold(list(sequences.values()))
     scorer = fit(data, names)
+    scorer.answer = sure
     scorer.threshold = round(tau, 4)
     scorer.settle = round(min(settle, tau), 4)
     groups = len({e.group for e in data})
     scorer.measured = {"held_out": measure(best, tau), "settled": when, "questions": groups,
                        "documents": len({e.document for e in data}), "candidates": len(data),
-                       "target_precision": precision, "chosen": steps}
+                       "target_precision": precision, "chosen": steps,
+                       "confidence": {"chosen": sure_steps, "log_loss": round(log_loss(best), 4),
+                                      "log_loss_of_probability": round(log_loss(ranking), 4)}}
     scorer.source = source
     return scorer
 
@@ -296,6 +342,11 @@ def show(results, precision: float, out=None, features: list[str] | None = None)
                       f"{m['verified']} (precision {m['precision'] if m['precision'] is not None else '-'}, "
                       f"coverage {m['coverage'] if m['coverage'] is not None else '-'}); calibration error "
                       f"{m['calibration_error']:.3f}")
+        c = scorer.measured["confidence"]
+        console.print(f"  confidence: " + (f"over {', '.join(scorer.answer.features)}" if scorer.answer else
+                                           "the best candidate's probability") +
+                      f"; held-out log-loss {c['log_loss']:.3f} (the best candidate's probability: "
+                      f"{c['log_loss_of_probability']:.3f})")
         s = scorer.measured["settled"]
         console.print(f"  a run settles at confidence >= {scorer.settle:.3f}: right {s['accuracy']:.0%} with "
                       f"{s['readings_made']:.0%} of its readings made (reading to the end: {s['read_to_the_end']:.0%})")

@@ -145,3 +145,32 @@ def _near(c: Candidate, best: int, terms_at) -> float:
         return 0.0
     gap = min(spot.start - e if e <= spot.start else s - spot.end for s, e in spans)
     return math.exp(-max(gap, 0) / NEAR_CHARS)
+
+
+ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_answer_now",
+          "a_type")
+"""Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
+sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it."""
+LOGIT_CAP = 12.0
+"""Log-odds beyond this say nothing more (a probability of 1 - 6e-6)."""
+
+
+def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, float]:
+    """The confidence's features of a reading: its candidates as (probability, feature row), the best first."""
+    if not ranked:
+        return {}
+    (p, row), others = ranked[0], ranked[1:]
+    second = max((q for q, _ in others), default=0.0)
+    share = row.get("lm_share")
+    rival = max((r["lm_share"] for _, r in others if "lm_share" in r), default=None)
+    total = sum(q for q, _ in ranked)
+    return {"a_best": _logit(p), "a_margin": _logit(p) - _logit(second), "a_share": p / total if total else 0.0,
+            "a_free": row.get("free", 0.0), "a_pool": math.log1p(len(ranked)),
+            "a_lm_share": share if share is not None else 0.0,
+            "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
+            "a_answer_now": row.get("answer_now", 0.0), "a_type": row.get("type_fits", 0.0)}
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-12), 1.0 - 1e-12)
+    return max(min(math.log(p / (1.0 - p)), LOGIT_CAP), -LOGIT_CAP)

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from lcread.reader.features import GENERIC, LIKELIHOOD
+from lcread.reader.features import GENERIC, LIKELIHOOD, answer_features
 
 SHIPPED = "calibration.json"
 
@@ -36,6 +36,15 @@ class Scorer:
     """Where this calibration came from (the suites, the model, the date), for the run header and --json."""
     measured: dict = field(default_factory=dict)
     """What the calibration measured on the answers it was fitted on (precision, coverage, calibration error)."""
+    answer: "Scorer | None" = None
+    """The confidence: a second logistic model over the best answer's standing in its reading (its probability, its
+    margin over the runner-up, the model's own answer; `features.ANSWER`), fitted on held-out probabilities of this
+    one. Without it, the confidence is the best candidate's probability. The thresholds above are on the
+    confidence."""
+
+    def __post_init__(self):
+        if isinstance(self.answer, dict):
+            self.answer = Scorer(**self.answer)
 
     @property
     def likelihood(self) -> bool:
@@ -45,6 +54,13 @@ class Scorer:
         z = self.bias + sum(w * (row.get(f, m) - m) / s
                             for f, w, m, s in zip(self.features, self.weights, self.mean, self.scale))
         return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+    def confidence(self, ranked: list[tuple[float, dict[str, float]]]) -> float:
+        """The probability that a reading's best answer is right, from its candidates as (probability, feature
+        row), the best first."""
+        if not ranked:
+            return 0.0
+        return self.answer.probability(answer_features(ranked)) if self.answer else ranked[0][0]
 
     def to_dict(self) -> dict:
         return asdict(self)
