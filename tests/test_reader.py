@@ -207,6 +207,18 @@ def test_the_confidence_tells_a_clear_winner_from_a_tie_the_ranking_cannot_see(t
         scorer.confidence([(0.5, {})])
 
 
+def test_an_answers_standing_is_its_margin_over_the_runner_up():
+    from lcread.reader.features import LOGIT_CAP, answer_features
+
+    tie = answer_features([(0.6, {"lm_share": -0.7, "free": 1.0}), (0.6, {"lm_share": -0.7})])
+    assert tie["a_margin"] == 0.0 and tie["a_share"] == 0.5 and tie["a_lm_margin"] == 0.0 and tie["a_free"] == 1.0
+    clear = answer_features([(0.6, {"lm_share": -0.01}), (0.05, {"lm_share": -4.6}), (0.01, {})])
+    assert clear["a_margin"] > 3 and clear["a_share"] > 0.9 and clear["a_lm_margin"] > 4
+    alone = answer_features([(0.6, {})])
+    assert alone["a_margin"] == pytest.approx(LOGIT_CAP + alone["a_best"]) and alone["a_lm_margin"] == 0.0
+    assert answer_features([]) == {} and Scorer(**PRIOR.to_dict()).confidence([(0.3, {})]) == 0.3
+
+
 def test_the_threshold_is_the_lowest_confidence_reaching_the_precision():
     best = [(0.95, True), (0.9, True), (0.8, True), (0.7, False), (0.6, True), (0.5, False), (0.4, False)]
     assert cal.threshold(best, 0.95) == 0.8  # 0.7 would take a wrong one in: 3 of 4
