@@ -147,8 +147,8 @@ def _near(c: Candidate, best: int, terms_at) -> float:
     return math.exp(-max(gap, 0) / NEAR_CHARS)
 
 
-ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_answer_now",
-          "a_type")
+ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_greedy",
+          "a_answer_now", "a_type", "a_members")
 """Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
 sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it."""
 LOGIT_CAP = 12.0
@@ -168,7 +168,8 @@ def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, f
             "a_free": row.get("free", 0.0), "a_pool": math.log1p(len(ranked)),
             "a_lm_share": share if share is not None else 0.0,
             "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
-            "a_answer_now": row.get("answer_now", 0.0), "a_type": row.get("type_fits", 0.0)}
+            "a_greedy": row.get("lm_greedy", 0.0), "a_answer_now": row.get("answer_now", 0.0),
+            "a_type": row.get("type_fits", 0.0), "a_members": row.get("members", 0.0)}
 
 
 def _logit(p: float) -> float:
