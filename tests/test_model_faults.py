@@ -86,7 +86,7 @@ def test_the_run_time_limit_bounds_a_call_in_flight(write):
         started = time.monotonic()
         proc, out = ask(server, write, "--max-seconds", "3")
         took = time.monotonic() - started
-    assert took < 15 and proc.returncode in (3, 5), proc.stderr.decode()
+    assert took < 25 and proc.returncode in (3, 5), proc.stderr.decode()  # the reply would take 30 s
     assert len(server.requests) == 1
 
 
