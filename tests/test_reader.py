@@ -138,11 +138,17 @@ def make_rows(tmp_path, n: int, seed: int) -> list[dict]:
         lines.insert(rng.randrange(5), f"The warranty of the {thing} runs for {value} months.")
         question = f"How many months does the warranty of the {thing} run?"
         reading = reading_of(folder, {"m.txt": "\n".join(lines) + "\n"}, question, ["read m.txt 1 5"])
-        readings = [{"step": 1, "free": None, "candidates": [
-            {"text": r.candidate.text, "features": r.row, "right": r.candidate.text.split()[0] == str(value)}
-            for r in reading.ranked]}]
-        rows.append({"task": f"t{i}", "suite": "made", "group": f"g{i}", "readings": readings})
+        rows.append(bench_row(reading, value, i, "made"))
     return rows
+
+
+def bench_row(reading, value: int, i: int, suite: str) -> dict:
+    """A reading as the bench records it, its candidates labelled as the bench labels them (the right one is the
+    asked value)."""
+    readings = [{"step": 1, "free": None, "candidates": [
+        {"text": r.candidate.text, "features": r.row, "right": r.candidate.text.split()[0] == str(value)}
+        for r in reading.ranked]}]
+    return {"task": f"t{i}", "suite": suite, "group": f"g{i}", "readings": readings}
 
 
 def test_calibration_learns_generic_features_and_its_threshold_holds_on_held_out_documents(tmp_path):
@@ -184,10 +190,7 @@ def ambiguous_rows(tmp_path, n: int, seed: int) -> list[dict]:
             lines.insert(rng.randrange(5), f"The warranty of the {thing} runs for {other} months.")
         question = f"How many months does the warranty of the {thing} run?"
         reading = reading_of(folder, {"m.txt": "\n".join(lines) + "\n"}, question, [f"read m.txt 1 {len(lines)}"])
-        readings = [{"step": 1, "free": None, "candidates": [
-            {"text": r.candidate.text, "features": r.row, "right": r.candidate.text.split()[0] == str(value)}
-            for r in reading.ranked]}]
-        rows.append({"task": f"t{i}", "suite": f"made{i % 7}", "group": f"g{i}", "readings": readings})
+        rows.append(bench_row(reading, value, i, f"made{i % 7}"))
     return rows
 
 

@@ -201,11 +201,10 @@ def fitted_loss(data: list[Example], names: list[str]) -> float:
     return -log_loss([(p, e.right) for e, p in zip(data, held_out(data, names))])
 
 
-def confidence(data: list[Example], probabilities: list[float]) -> tuple["Scorer | None", list[float], list]:
-    """The confidence model over the answers' standing (`ANSWER`), chosen feature by feature on held-out
-    documents, when it predicts the best answers' rightness better (log-loss) than their own probability does.
-    Returns it (or None), each reading's held-out confidence, and the selection's steps."""
-    given = answers(data, probabilities)
+def confidence(given: list[Example]) -> tuple["Scorer | None", list[float], list]:
+    """The confidence model over the answers' standing (`ANSWER`, the examples `answers` made), chosen feature by
+    feature on held-out documents, when it predicts the best answers' rightness better (log-loss) than their own
+    probability does. Returns it (or None), each reading's held-out confidence, and the selection's steps."""
     plain = [1.0 / (1.0 + math.exp(-e.features["a_best"])) for e in given]
     if len({e.right for e in given}) < 2:  # every best answer right (or none): nothing to tell apart
         return None, plain, []
@@ -255,8 +254,8 @@ def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, sourc
         names, steps = select(data, names)
     probabilities = held_out(data, names)
     ranking = best_per_reading(data, probabilities)
-    sure, confidences, sure_steps = confidence(data, probabilities)
     given = answers(data, probabilities)
+    sure, confidences, sure_steps = confidence(given)
     best = [(c, e.right) for e, c in zip(given, confidences)]
     tau = threshold(best, precision)
     sequences: dict[int, list[tuple[float, bool]]] = {}
