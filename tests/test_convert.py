@@ -50,6 +50,18 @@ def test_a_second_open_converts_nothing(tmp_path, cache):
     assert cache.info()["entries"] == 1
 
 
+def test_a_new_converter_version_converts_again(tmp_path, cache, monkeypatch):
+    from lcread.convert import cache as module
+
+    pdf = make_pdf(tmp_path / "m.pdf", {}, 2)
+    with open_store(pdf, cache):
+        pass
+    monkeypatch.setattr(module, "VERSION", module.VERSION + ".next")  # lcread upgraded: formats convert otherwise
+    with open_store(pdf, cache) as again:
+        assert "from the cache" not in again.warnings[0]
+    assert cache.info()["entries"] == 2
+
+
 def test_the_cache_is_bounded_and_can_be_cleared(tmp_path):
     small = ConvertCache(tmp_path / "c", max_bytes=260, max_expanded=1 << 20)  # one entry of about 200 bytes
     for i in range(3):
@@ -98,6 +110,36 @@ def test_compressed_logs_are_read_and_cited_by_file(tmp_path, cache, suffix, ope
     with open_store(path, cache) as store:
         assert ToolRunner(store).run(parse("grep ERROR")).text.endswith(":61:10:61 ERROR disk full")
         assert store.docs[0].source.locate(61) == str(path)
+
+
+def info_manual() -> bytes:
+    """A GNU info manual as makeinfo writes one: node separators (US), an index whose entries are marked with NUL
+    and backspace, and a tag table of byte offsets."""
+    return ("This is tool.info, produced by makeinfo version 6.8 from tool.texi.\n\n"
+            "\x1f\nFile: tool.info,  Node: Top,  Next: Retries,  Up: (dir)\n\nThe tool fetches files.\n\n"
+            "\x1f\nFile: tool.info,  Node: Retries,  Prev: Top,  Up: Top\n\n1 Retries\n*********\n\n"
+            "The default is to retry 20 times.\n\n"
+            "\x1f\nFile: tool.info,  Node: Index,  Prev: Retries,  Up: Top\n\nIndex\n*****\n\n"
+            "\x00\x08[index\x00\x08]\n* Menu:\n\n* retries:   Retries.   (line 6)\n\n"
+            "\x1f\nTag Table:\nNode: Top\x7f70\nNode: Retries\x7f160\n\x1f\nEnd Tag Table\n").encode()
+
+
+@pytest.mark.parametrize("packed", [False, True])
+def test_an_info_manual_is_read_without_its_markers_and_cited_by_node(tmp_path, cache, packed):
+    path = tmp_path / ("tool.info.gz" if packed else "tool.info")
+    path.write_bytes(gzip.compress(info_manual()) if packed else info_manual())
+    with open_store(path, cache) as store:
+        tools, doc = ToolRunner(store), store.docs[0]
+        hit = tools.run(parse("grep retry")).text
+        assert hit.endswith("The default is to retry 20 times.")
+        assert doc.source.locate(int(hit.split(":")[1])) == "Retries"
+        text = tools.run(parse(f"read {doc.name} 1 {doc.lines}")).text
+        assert "* retries:" in text and "\x00" not in text and "\x08" not in text and "Tag Table" not in text
+    folder = tmp_path / "info"
+    folder.mkdir()
+    (folder / path.name).write_bytes(path.read_bytes())
+    with DocumentStore.open([str(folder)], cache=cache) as store:  # in a folder it is read, not skipped as binary
+        assert [d.name for d in store.docs] == [f"info/{path.name}"]
 
 
 def test_zstd_and_a_pdf_inside_a_compressed_file(tmp_path, cache):

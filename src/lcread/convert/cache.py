@@ -20,7 +20,7 @@ from pathlib import Path
 
 from lcread.errors import LcreadError, TooLarge
 
-VERSION = "2"  # part of every key: a change in how a format is converted invalidates old entries
+VERSION = "3"  # part of every key and stamp: a change in how a format is converted invalidates old entries
 
 
 @dataclass
@@ -76,7 +76,7 @@ class ConvertCache:
     def key(self, path: Path) -> str:
         st = os.stat(path)
         # ctime and inode change with any rewrite, whatever mtime is set back to: the stamp cannot go stale
-        stamp = f"{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
+        stamp = f"{VERSION}|{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
         index = self._index()
         if stamp in index and stamp in self._stamps(index[stamp]):  # the entry says it was made from this file
             return index[stamp]

@@ -44,12 +44,20 @@ def sniff(head: bytes, name: str = "") -> str:
         return "zstd"
     if head.startswith(b"PK\x03\x04"):
         return "docx" if b"word/" in head or b"[Content_Types].xml" in head else "zip"
+    if INFO_HEAD.match(head):
+        return "info"
     start = head.lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if start.startswith((b"<!doctype html", b"<html", b"<?xml")) and (b"<html" in head.lower()):
         return "html"
     if name.lower().endswith((".html", ".htm", ".xhtml")) and b"<" in head and b"\x00" not in head:
         return "html"
     return "text"
+
+
+INFO_HEAD = re.compile(rb"This is [^\n]{1,300}produced by [Mm]akeinfo")
+"""The first line of a GNU info manual (what `info` reads: every GNU manual in /usr/share/info)."""
+_INFO_MARK = re.compile("\x00\x08\\[[^\x00\n]{0,40}\x00\x08\\]")
+_INFO_NODE = re.compile(r"File: [^,\n]+,\s+Node: ([^,\t\n]+)")
 
 
 def _need(module: str):
@@ -127,6 +135,29 @@ def docx(path: Path, out, marks, label: str, limit: int, progress) -> None:
             marks.write(out, "#" * level + " " + text + "\n")
         elif text:
             marks.write(out, text + "\n")
+
+
+def info(path: Path, out, marks, label: str, limit: int, progress) -> None:
+    """A GNU info manual: its text as written, less the index markers (NUL and backspace around `[index]`) and
+    the node separators (US) that make it look binary, and less the tag table at its end (byte offsets of the
+    nodes); each node's name is the place of its lines."""
+    marks.kind, marks.source = "info", label
+    size, done, tags = max(path.stat().st_size, 1), 0, False
+    with open(path, encoding="utf-8", errors="replace", newline="\n") as f:
+        for line in f:
+            done += len(line)
+            text = _INFO_MARK.sub("", line).replace("\x1f", "").replace("\x7f", " ")
+            if text.startswith("Tag Table:"):
+                tags = True
+            if tags:
+                tags = not text.startswith("End Tag Table")
+                continue
+            node = _INFO_NODE.match(text)
+            if node:
+                marks.here(node.group(1).strip())
+            marks.write(out, text if text.endswith("\n") else text + "\n")
+            if done & 0xFFFF < len(line):
+                progress(label, done, size)
 
 
 def _heading_level(style: str) -> int:
@@ -381,5 +412,5 @@ def zip_archive(path: Path, out, marks, label: str, limit: int, progress) -> Non
     raise LcreadError(f"{label} is a zip archive, not a Word document: unpack it and give lcread its files")
 
 
-CONVERTERS = {"pdf": pdf, "docx": docx, "html": html, "zip": zip_archive,
+CONVERTERS = {"pdf": pdf, "docx": docx, "html": html, "info": info, "zip": zip_archive,
               **{k: compressed(k) for k in ("gzip", "bz2", "xz", "zstd")}}
