@@ -5,7 +5,7 @@ language table's; its weights are calibrated on the project's suites, per model.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lcread import prompts
 from lcread.grounding.evidence import Citation, EvidenceLog, cite
@@ -133,12 +133,13 @@ class Reader:
     """Reads the run's evidence for the question: which candidates to score, then their probabilities."""
 
     def __init__(self, question: Asked, evidence: EvidenceLog, scorer: Scorer, match, terms_at, place_of=None,
-                 heading_of=None, count_lines=None):
+                 heading_of=None, counter=None):
         self.asked, self.evidence, self.scorer = question, evidence, scorer
         self.match, self.terms_at = match, terms_at
-        self.place_of, self.heading_of, self.count_lines = place_of, heading_of, count_lines
+        self.place_of, self.heading_of, self.counter = place_of, heading_of, counter
         """(doc, line) -> the page or heading path of a converted document's line; (doc, line) -> the heading a line
-        sits under; words -> how many lines of the whole input hold them all, and the first of those lines."""
+        sits under; the tools' counting of the lines of the whole input that hold words (`derived.counts`)."""
+        self._counts: list[Candidate] | None = None
         self.scores: dict[str, tuple[list[float], list[int] | None]] = {}
         """Candidate -> the token log-probabilities (and ranks) of the last call that scored it."""
         self.answer_now = 0.0
@@ -154,7 +155,7 @@ class Reader:
         spans = extract(self.asked, sentences, self.match, self.place_of)
         values = derived.resolved(spans, sentences)
         made = values + derived.sections(self.asked, sentences, self.heading_of) + \
-            derived.counts(self.asked, self.count_lines) + \
+            self.counts() + \
             derived.sets(self.asked, spans + values, lambda t: self.evidence.searched(t) is not None)
         have = {c.key: c for c in spans}
         out = list(spans)
@@ -169,6 +170,13 @@ class Reader:
                 same.complete, same.partial = c.complete, c.partial
                 same.spots += [p for p in c.spots if p not in same.spots]
         return out
+
+    def counts(self) -> list[Candidate]:
+        """lcread's counts for a "how many" question, made once a run (they read the whole input, not what was
+        shown); copies, as the pool merges spots into its candidates."""
+        if self._counts is None:
+            self._counts = derived.counts(self.asked, self.counter)
+        return [replace(c, spots=list(c.spots)) for c in self._counts]
 
     def names_to_resolve(self, reading: "Reading") -> list[str]:
         """The constant-like names among the best candidates, when the question asks for a value (not a name):

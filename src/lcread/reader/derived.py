@@ -18,8 +18,12 @@ HOPS = 3
 """Names defined as other names followed to reach a value."""
 SET_ITEMS = 12
 """Items of a set at most."""
-COUNTS = 6
-"""Count candidates at most (all the question's words, then each one left out in turn)."""
+COUNTS = 4
+"""Count candidates at most (one for each set of the question's words that share lines)."""
+SEEDS = 3
+"""The question's terms (else its first words) that counts start from."""
+WORDS = 8
+"""The question's words a count considers at most."""
 
 
 def resolved(pool: list[Candidate], sentences: list[Sentence]) -> list[Candidate]:
@@ -108,22 +112,31 @@ def sections(asked: Asked, sentences: list[Sentence], heading_of) -> list[Candid
     return list(out.values())
 
 
-def counts(asked: Asked, count_lines) -> list[Candidate]:
-    """How many lines of the whole input hold every word of the question (each word in any of its forms), then
-    with each word left out in turn: what "how many X were logged at Y" counts when no line states it."""
-    if asked.type != "count" or count_lines is None:
+def counts(asked: Asked, counter) -> list[Candidate]:
+    """How many lines of the whole input hold the question's words, as many of them as share lines: from each of
+    its terms (a name, a date, an identifier; else its first words) in turn, every further word joins while some
+    of the lines counted so far hold it too, so a word only the question uses ("entries", "write") stays out. What
+    "how many X were logged at Y" counts when no line states it. `counter` is the tools' `lines_holding(word)` and
+    `word(word)` (a word's pattern in any of its forms); each count keeps the words it counted."""
+    if asked.type != "count" or counter is None:
         return []
-    words = [w for w in asked.words if w not in load().not_counted][:6]
-    tries = [words] + [[w for w in words if w != drop] for drop in words]
+    words = [w for w in asked.words if w.lower() not in load().not_counted][:WORDS]
+    seeds = [w for w in words if w in asked.terms][:SEEDS] or words[:SEEDS]
+    patterns = {w: counter.word(w) for w in words}
+    found: list[tuple[tuple[str, ...], list]] = []
+    for seed in seeds:
+        held, lines = [seed], counter.lines_holding(seed)
+        for w in words:
+            kept = [s for s in lines if w not in held and patterns[w].search(s.text)]
+            if kept:
+                held, lines = held + [w], kept
+        lines = list({(s.doc, s.line): s for s in lines}.values())
+        if lines and all(set(held) != set(h) for h, _ in found):
+            found.append((tuple(held), lines))
     out: dict[str, Candidate] = {}
-    for terms in tries[:COUNTS]:
-        if not terms:
-            continue
-        n, lines = count_lines(terms)
-        if n:
-            c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=tuple(terms)))
-            shown = [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines]
-            c.spots += shown[:3 - len(c.spots)]
+    for held, lines in sorted(found, key=lambda f: -len(f[0]))[:COUNTS]:  # the most words held first
+        c = out.setdefault(str(len(lines)), Candidate(str(len(lines)), "count", [], computed=True, counted=held))
+        c.spots += [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines][:3 - len(c.spots)]
     return list(out.values())
 
 
