@@ -28,7 +28,7 @@ def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[st
             evidence.add(observation.shown, observation.search)
         ranker = tools.question_ranker(question)
         reader = Reader(asked(question), evidence, scorer or PRIOR, ranker.score, ranker.spans,
-                        counter=tools)
+                        counter=tools, cover=ranker.cover)
         return reader.read(reader.pool(), None, free)
 
 
@@ -104,6 +104,33 @@ def test_a_count_leaves_out_the_words_only_the_question_uses(tmp_path):
 def test_a_date_a_time_and_a_camelcase_name_are_each_one_term():
     assert asked("How many packages were installed on 2024-01-02 after 10:22:01?").terms == ["2024-01-02", "10:22:01"]
     assert asked("What does the ChangeLog say?").terms == ["ChangeLog"]
+
+
+def test_cover_is_the_share_of_the_questions_words_a_candidates_line_holds(tmp_path):
+    text = ("The spool directory that holds the mail queue is /var/spool/mq.\n"
+            "Temporary mail files go to /var/tmp/mq.\n"
+            "Logs go to /var/log/mq.\n")
+    reading = reading_of(tmp_path, {"mq.txt": text}, "Which directory holds the mail queue's spool?",
+                         ["read mq.txt 1 3"])
+    rows = {r.candidate.text.rstrip("."): r.row for r in reading.ranked}
+    assert rows["/var/spool/mq"]["cover"] == pytest.approx(1.0)  # every word the question has
+    assert 0.0 < rows["/var/tmp/mq"]["cover"] < 0.5  # "mail" alone
+    assert rows["/var/log/mq"]["cover"] == 0.0
+
+
+def test_a_fit_reads_a_feature_an_example_lacks_as_its_average():
+    rng = random.Random(3)
+    data = []
+    for i in range(200):
+        right = i % 2 == 0
+        features = {"signal": (1.0 if right else 0.0) + rng.gauss(0, 0.3)}
+        if i % 3:  # a third of the examples lack it: they say nothing either way
+            features["sometimes"] = features["signal"]
+        data.append(cal.Example(f"g{i}", i, features, right))
+    scorer = cal.fit(data, ["signal", "sometimes"])
+    present = [e.features["sometimes"] for e in data if "sometimes" in e.features]
+    assert scorer.mean[1] == pytest.approx(sum(present) / len(present))  # not pulled towards 0 by the missing
+    assert scorer.weights[0] > 0 and scorer.weights[1] > 0
 
 
 def test_a_confident_grounded_best_is_the_answer_and_a_weak_pool_is_no_answer(tmp_path):
@@ -342,3 +369,24 @@ def test_calibrate_fits_the_features_it_is_given_or_chooses_them_and_refuses_unk
     assert [f for f, _ in chosen["measured"]["chosen"]] == chosen["features"]  # what selection chose, in order
     with pytest.raises(UsageError, match="no feature bogus"):
         cal.show([tmp_path / "runs"], 0.9, out, features=["match", "bogus"])
+
+
+def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, monkeypatch):
+    shipped = Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
+                     scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
+    rows = ambiguous_rows(tmp_path, 60, seed=5)
+    kept = cal.keep_ranking(shipped, rows, precision=0.9)
+    assert (kept.features, kept.weights, kept.bias) == (shipped.features, shipped.weights, shipped.bias)
+    assert kept.answer is not None and kept.threshold < 1.0  # the clear winners are verified, the ties are not
+    measured = kept.measured["held_out"]
+    assert measured["verified"] >= 20 and measured["precision"] >= 0.9
+    assert shipped.answer is None and shipped.threshold == 1.0  # the scorer handed in is not changed
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "results.json").write_text(json.dumps({"settings": {"model": "m"}, "rows": rows}))
+    out = tmp_path / "reader.json"
+    save("m", shipped, out)
+    monkeypatch.setenv("LCREAD_READER_CALIBRATION", str(out))
+    cal.show([tmp_path / "runs"], 0.9, out, keep=True)
+    saved = Scorer(**json.loads(out.read_text())["m"])
+    assert saved.weights == shipped.weights and saved.answer.features == kept.answer.features
+    assert saved.threshold == kept.threshold and "--keep-ranking" in saved.source

@@ -149,6 +149,9 @@ def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders 
               features: Annotated[str | None, typer.Option(help="--reader: fit over these features (comma-"
                                                            "separated) instead of choosing them on held-out "
                                                            "documents.")] = None,
+              keep_ranking: Annotated[bool, typer.Option("--keep-ranking", help="--reader: keep the model's "
+                                                         "ranking as calibrated, and fit only its confidence and "
+                                                         "thresholds on these readings.")] = False,
               ) -> None:
     """Choose ACS's θ for a model from recorded readings: the one that saves the most among those whose
     premature-stop rate on half the tasks is at most TARGET, with its figures on the other half. With --reader,
@@ -156,7 +159,7 @@ def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders 
     if reader:
         from lcread.reader.calibrate import show as show_reader
 
-        return show_reader(results, precision, out, features.split(",") if features else None)
+        return show_reader(results, precision, out, features.split(",") if features else None, keep_ranking)
     from lcread.acs.calibrate import show
 
     if len(results) > 1:

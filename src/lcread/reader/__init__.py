@@ -133,9 +133,9 @@ class Reader:
     """Reads the run's evidence for the question: which candidates to score, then their probabilities."""
 
     def __init__(self, question: Asked, evidence: EvidenceLog, scorer: Scorer, match, terms_at, place_of=None,
-                 heading_of=None, counter=None):
+                 heading_of=None, counter=None, cover=None):
         self.asked, self.evidence, self.scorer = question, evidence, scorer
-        self.match, self.terms_at = match, terms_at
+        self.match, self.terms_at, self.cover = match, terms_at, cover
         self.place_of, self.heading_of, self.counter = place_of, heading_of, counter
         """(doc, line) -> the page or heading path of a converted document's line; (doc, line) -> the heading a line
         sits under; the tools' counting of the lines of the whole input that hold words (`derived.counts`)."""
@@ -252,7 +252,7 @@ class Reader:
                 if ranks is not None:
                     ranks.append([0] * len(likelihood[best]))
         ctx = Context(self.asked, self.match, self.terms_at, free=free, likelihood=likelihood, ranks=ranks,
-                      answer_now=self.answer_now)
+                      answer_now=self.answer_now, cover=self.cover)
         rows = features(pool, ctx)
         # an answer is one of the grounded candidates whenever there is one: an ungrounded answer is never chosen
         # over a value a shown line holds, whatever its score

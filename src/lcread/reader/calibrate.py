@@ -14,6 +14,7 @@ document or a phrasing: the features are generic, the labels the bench's.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 from lcread.reader.features import ANSWER, FEATURES, GENERIC, LIKELIHOOD, answer_features
@@ -68,9 +69,12 @@ def fit(data: list[Example], names: list[str], l2: float = L2, iterations: int =
     """A logistic model over `names` (Newton's method on the penalised log-likelihood)."""
     import numpy as np
 
-    x = np.array([[e.features.get(f, 0.0) for f in names] for e in data], dtype=float)
+    x = np.array([[e.features.get(f, np.nan) for f in names] for e in data], dtype=float)
     y = np.array([float(e.right) for e in data])
-    mean = x.mean(axis=0) if len(x) else np.zeros(len(names))
+    with warnings.catch_warnings():  # a feature no example has: its average is 0
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.nan_to_num(np.nanmean(x, axis=0)) if len(x) else np.zeros(len(names))
+    x = np.where(np.isnan(x), mean, x)  # a feature a candidate lacks is read as its average, as `Scorer` reads it
     scale = x.std(axis=0) if len(x) else np.ones(len(names))
     scale[scale < 1e-9] = 1.0
     z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
@@ -252,7 +256,26 @@ def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, sourc
     steps: list = []
     if choose:
         names, steps = select(data, names)
-    probabilities = held_out(data, names)
+    return trusted(fit(data, names), data, held_out(data, names), precision, source, steps)
+
+
+def keep_ranking(scorer: Scorer, rows: list[dict], precision: float = 0.95, source: str = "") -> Scorer:
+    """A calibration whose ranking is `scorer`'s, unchanged (its features and weights), with the confidence and the
+    thresholds fitted anew on these readings: what lcread answers stays as it is; how far it trusts the answers is
+    measured on documents the confidence was not fitted on."""
+    data = examples(rows)
+    if not data:
+        raise ValueError("no reader readings in these results: run lcread bench with --modes select or sac")
+    kept = Scorer(**{**scorer.to_dict(), "answer": None})
+    return trusted(kept, data, [scorer.probability(e.features) for e in data], precision, source,
+                   scorer.measured.get("chosen", []))
+
+
+def trusted(scorer: Scorer, data: list[Example], probabilities: list[float], precision: float, source: str,
+            steps: list) -> Scorer:
+    """`scorer` with its confidence (fitted on held-out documents), the thresholds that verify and settle on the
+    held-out confidences, and what they measured there; `probabilities` are the ranking's, each from a fit that did
+    not see its document (or the shipped ranking's own)."""
     ranking = best_per_reading(data, probabilities)
     given = answers(data, probabilities)
     sure, confidences, sure_steps = confidence(given)
@@ -262,7 +285,6 @@ def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, sourc
     for e, b in zip(given, best):
         sequences.setdefault(e.run, []).append(b)
     settle, when = settle_threshold(list(sequences.values()))
-    scorer = fit(data, names)
     scorer.answer = sure
     scorer.threshold = round(tau, 4)
     scorer.settle = round(min(settle, tau), 4)
@@ -302,7 +324,7 @@ def load_rows(folders) -> tuple[str, list[dict]]:
     return model, rows
 
 
-def show(results, precision: float, out=None, features: list[str] | None = None) -> None:
+def show(results, precision: float, out=None, features: list[str] | None = None, keep: bool = False) -> None:
     """`lcread calibrate --reader`: fit the model's scorer on bench folders' readings (with the span likelihoods
     when they were recorded, and over the generic features alone), print the held-out figures, and save both under
     the model's name (in the user's file, or `out`). With `features`, one scorer over exactly those."""
@@ -315,6 +337,15 @@ def show(results, precision: float, out=None, features: list[str] | None = None)
     model, rows = load_rows(results)
     console = Console()
     suites = sorted({r["suite"] for r in rows})
+    if keep:
+        from lcread.reader.scorer import scorer_for
+
+        scorer = keep_ranking(scorer_for(model, True), rows, precision,
+                              source=f"{model}, its ranking kept, confidence by lcread calibrate --reader "
+                                     f"--keep-ranking on {len(rows)} runs of {', '.join(suites)}")
+        report(console, model, scorer)
+        console.print(f"{model}: saved to {save(model, scorer, Path(out) if out else None)}")
+        return
     scored = any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"] for f in LIKELIHOOD)
     if features:
         unknown = sorted(set(features) - set(FEATURES))
@@ -332,23 +363,7 @@ def show(results, precision: float, out=None, features: list[str] | None = None)
         name = f"{model}:{kind}"
         scorer = calibrate(rows, names, precision, choose=not features,
                            source=f"{name}, lcread calibrate --reader on {len(rows)} runs of {', '.join(suites)}")
-        m = scorer.measured["held_out"]
-        console.print(f"{name}: " + (f"chose {', '.join(f'{f} ({a:.0%})' for f, a in scorer.measured['chosen'])}"
-                                     if scorer.measured["chosen"] else f"over {', '.join(scorer.features)}"))
-        console.print(f"{name}: {scorer.measured['questions']} questions, {m['readings']} readings; on held-out "
-                      f"documents: "
-                      f"best answer right {m['accuracy']:.0%}; verified at confidence >= {scorer.threshold:.3f}: "
-                      f"{m['verified']} (precision {m['precision'] if m['precision'] is not None else '-'}, "
-                      f"coverage {m['coverage'] if m['coverage'] is not None else '-'}); calibration error "
-                      f"{m['calibration_error']:.3f}")
-        c = scorer.measured["confidence"]
-        console.print(f"  confidence: " + (f"over {', '.join(scorer.answer.features)}" if scorer.answer else
-                                           "the best candidate's probability") +
-                      f"; held-out log-loss {c['log_loss']:.3f} (the best candidate's probability: "
-                      f"{c['log_loss_of_probability']:.3f})")
-        s = scorer.measured["settled"]
-        console.print(f"  a run settles at confidence >= {scorer.settle:.3f}: right {s['accuracy']:.0%} with "
-                      f"{s['readings_made']:.0%} of its readings made (reading to the end: {s['read_to_the_end']:.0%})")
+        report(console, name, scorer)
         save(name, scorer, Path(out) if out else None)
         fitted.append((name, scorer))
     if not fitted:
@@ -358,6 +373,27 @@ def show(results, precision: float, out=None, features: list[str] | None = None)
     name, better = max(fitted, key=lambda f: better_key(f[1]))
     console.print(f"{model} uses {name} (the better on held-out documents); saved to "
                   f"{save(model, better, Path(out) if out else None)}")
+
+
+def report(console, name: str, scorer: Scorer) -> None:
+    """What a calibration measured on held-out documents, as `lcread calibrate --reader` prints it."""
+    m = scorer.measured["held_out"]
+    console.print(f"{name}: " + (f"chose {', '.join(f'{f} ({a:.0%})' for f, a in scorer.measured['chosen'])}"
+                                 if scorer.measured["chosen"] else f"over {', '.join(scorer.features)}"))
+    console.print(f"{name}: {scorer.measured['questions']} questions, {m['readings']} readings; on held-out "
+                  f"documents: "
+                  f"best answer right {m['accuracy']:.0%}; verified at confidence >= {scorer.threshold:.3f}: "
+                  f"{m['verified']} (precision {m['precision'] if m['precision'] is not None else '-'}, "
+                  f"coverage {m['coverage'] if m['coverage'] is not None else '-'}); calibration error "
+                  f"{m['calibration_error']:.3f}")
+    c = scorer.measured["confidence"]
+    console.print(f"  confidence: " + (f"over {', '.join(scorer.answer.features)}" if scorer.answer else
+                                       "the best candidate's probability") +
+                  f"; held-out log-loss {c['log_loss']:.3f} (the best candidate's probability: "
+                  f"{c['log_loss_of_probability']:.3f})")
+    s = scorer.measured["settled"]
+    console.print(f"  a run settles at confidence >= {scorer.settle:.3f}: right {s['accuracy']:.0%} with "
+                  f"{s['readings_made']:.0%} of its readings made (reading to the end: {s['read_to_the_end']:.0%})")
 
 
 def better_key(scorer: Scorer) -> tuple:

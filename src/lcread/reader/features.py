@@ -17,7 +17,7 @@ LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm
 """Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
 GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
            "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial",
-           "named", "derived_asked")
+           "named", "derived_asked", "cover")
 FEATURES = LIKELIHOOD + GENERIC
 NEAR_CHARS = 60.0
 """A span this many characters from the nearest question word is about 1/e as near as one beside it."""
@@ -40,6 +40,8 @@ class Context:
     """Per candidate, each token's rank among the model's choices (0: the one it would write)."""
     answer_now: float = 0.0
     """The log-probability that the model's reply starts as an answer."""
+    cover: Callable[[str], float] | None = None
+    """text -> the share of the question's own words (by weight) it holds."""
 
 
 def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]]:
@@ -64,6 +66,7 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
         row = {
             "match": matches[best] / best_sentence,
             "match_top": float(matches[best] >= best_sentence - 1e-9),
+            "cover": ctx.cover(c.spots[best].sentence.text) if ctx.cover and c.spots else 0.0,
             "near": _near(c, best, ctx.terms_at),
             "type_exact": float(c.items is not None if ctx.asked.plural else c.type == ctx.asked.exact),
             "type_fits": float(c.items is not None if ctx.asked.plural else c.type in ctx.asked.fits),
@@ -148,7 +151,7 @@ def _near(c: Candidate, best: int, terms_at) -> float:
 
 
 ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_greedy",
-          "a_answer_now", "a_type", "a_members")
+          "a_answer_now", "a_type", "a_members", "a_cover")
 """Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
 sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it."""
 LOGIT_CAP = 12.0
@@ -169,7 +172,8 @@ def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, f
             "a_lm_share": share if share is not None else 0.0,
             "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
             "a_greedy": row.get("lm_greedy", 0.0), "a_answer_now": row.get("answer_now", 0.0),
-            "a_type": row.get("type_fits", 0.0), "a_members": row.get("members", 0.0)}
+            "a_type": row.get("type_fits", 0.0), "a_members": row.get("members", 0.0),
+            "a_cover": row.get("cover", 0.0)}
 
 
 def _logit(p: float) -> float:

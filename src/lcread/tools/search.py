@@ -232,6 +232,14 @@ class Ranker:
                 if m.group(0).strip(".'-").lower() in self.index
                 or any(p in self.index for p in split_identifier(m.group(0)))]
 
+    def cover(self, text: str) -> float:
+        """The share of the query's own words, by weight, that a text holds (the guessed joins and related words a
+        search adds aside): how much of the question a line speaks to, whatever the other lines say."""
+        own = {k: t.idf for k, t in self.terms.items() if not (t.joined or t.related)}
+        total = sum(own.values())
+        found = set(text_terms(text, self.index))
+        return sum(w for k, w in own.items() if k in found) / total if total else 0.0
+
     def score(self, text: str) -> float:
         found = text_terms(text, self.index)
         if not any(found):
