@@ -286,6 +286,8 @@ def test_a_run_settles_where_reading_on_no_longer_makes_answers_right_more_often
     assert measured["read_to_the_end"] == 0.75 and measured["accuracy"] == 0.75
     assert 0.3 < theta <= 0.7  # 0.3 would stop the third run at its wrong first reading
     assert cal.settled(sequences, theta)[1] < 1.0  # and it reads less than reading every run to the end
+    first = [[(0.9, True)], [(0.05, False)], [(0.4, True)]]  # runs that all ended at their first reading
+    assert cal.settle_threshold(first)[0] == 0.0  # nothing says reading on helps: every reading settles
 
 
 def test_several_bench_folders_are_fitted_as_one_and_models_are_not_mixed(tmp_path):

@@ -129,6 +129,8 @@ def settle_threshold(sequences: list[list[tuple[float, bool]]], tolerance: float
         if accuracy < full - tolerance:
             break
         chosen = theta
+    else:  # no confidence seen made settling lose anything: every reading settles, not only those seen so far
+        chosen = 0.0
     accuracy, used = settled(sequences, chosen)
     return chosen, {"accuracy": round(accuracy, 4), "readings_made": round(used, 4),
                     "read_to_the_end": round(full, 4), "runs": len(sequences)}
