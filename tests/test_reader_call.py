@@ -104,7 +104,7 @@ def test_passages_give_a_lines_page_and_lcreads_counts_of_the_whole_input(tmp_pa
         evidence.add(tools.run(parse("read app.log 1 4")).shown)
         ranker = tools.question_ranker(question)
         paged = Reader(asked(question), evidence, PRIOR, ranker.score, ranker.spans,
-                       place_of=lambda doc, line: f"app.log.gz, page {line // 2 + 1}", counter=tools)
+                       place_of=lambda doc, line: f"app.log.gz, page {line // 2 + 1}", count_lines=tools.count_lines)
         pool = paged.pool()
         text = paged.passages(pool=pool)
         plain = Reader(asked(question), evidence, PRIOR, ranker.score, ranker.spans).passages()
@@ -112,4 +112,4 @@ def test_passages_give_a_lines_page_and_lcreads_counts_of_the_whole_input(tmp_pa
     assert f"lcread's count: {failed} lines of the input hold all of: requests, failed" in text.splitlines()
     assert f"lcread's count: {len(lines)} lines of the input hold all of: requests" in text.splitlines()
     assert "app.log:3 (page 2): " in text and "app.log:1 (page 1): " in text  # the page, where a line has one
-    assert "page" not in plain and "lcread's count" not in plain  # neither, for a plain text without a counter
+    assert "page" not in plain and "lcread's count" not in plain  # neither, for a plain text without count_lines

@@ -133,12 +133,12 @@ class Reader:
     """Reads the run's evidence for the question: which candidates to score, then their probabilities."""
 
     def __init__(self, question: Asked, evidence: EvidenceLog, scorer: Scorer, match, terms_at, place_of=None,
-                 heading_of=None, counter=None, cover=None):
+                 heading_of=None, count_lines=None, cover=None):
         self.asked, self.evidence, self.scorer = question, evidence, scorer
         self.match, self.terms_at, self.cover = match, terms_at, cover
-        self.place_of, self.heading_of, self.counter = place_of, heading_of, counter
+        self.place_of, self.heading_of, self.count_lines = place_of, heading_of, count_lines
         """(doc, line) -> the page or heading path of a converted document's line; (doc, line) -> the heading a line
-        sits under; the tools' counting of the lines of the whole input that hold words (`derived.counts`)."""
+        sits under; words -> how many lines of the whole input hold them all, and the first of those lines."""
         self._counts: list[Candidate] | None = None
         self.scores: dict[str, tuple[list[float], list[int] | None]] = {}
         """Candidate -> the token log-probabilities (and ranks) of the last call that scored it."""
@@ -175,7 +175,7 @@ class Reader:
         """lcread's counts for a "how many" question, made once a run (they read the whole input, not what was
         shown); copies, as the pool merges spots into its candidates."""
         if self._counts is None:
-            self._counts = derived.counts(self.asked, self.counter)
+            self._counts = derived.counts(self.asked, self.count_lines)
         return [replace(c, spots=list(c.spots)) for c in self._counts]
 
     def names_to_resolve(self, reading: "Reading") -> list[str]:

@@ -19,11 +19,7 @@ HOPS = 3
 SET_ITEMS = 12
 """Items of a set at most."""
 COUNTS = 6
-"""Count candidates at most."""
-SEEDS = 3
-"""The question's terms that counts start from."""
-WORDS = 8
-"""The question's words a count considers at most."""
+"""Count candidates at most (all the question's words, then each one left out in turn)."""
 
 
 def resolved(pool: list[Candidate], sentences: list[Sentence]) -> list[Candidate]:
@@ -112,47 +108,22 @@ def sections(asked: Asked, sentences: list[Sentence], heading_of) -> list[Candid
     return list(out.values())
 
 
-def counts(asked: Asked, counter) -> list[Candidate]:
-    """How many lines of the whole input hold the question's words. A question that names what to count by (a
-    name, a date, an identifier: its terms) counts from each term in turn, every further word joining while some
-    of the lines counted so far hold it too, so a word only the question uses ("entries", "write") stays out, and
-    the sets holding the most terms, then words, are counted. Otherwise all its words, then each one left out in
-    turn. What "how many X were logged at Y" counts when no line states it. `counter` is the tools'
-    `lines_holding(word)`, `word(word)` (a word's pattern in any of its forms) and `count_lines(words)`; each
-    count keeps the words it counted."""
-    if asked.type != "count" or counter is None:
+def counts(asked: Asked, count_lines) -> list[Candidate]:
+    """How many lines of the whole input hold every word of the question (each word in any of its forms), then
+    with each word left out in turn: what "how many X were logged at Y" counts when no line states it."""
+    if asked.type != "count" or count_lines is None:
         return []
-    words = list({w.lower(): w for w in reversed(asked.words) if w.lower() not in load().not_counted}.values())
-    words = words[::-1][:WORDS]  # a term once ("ChangeLog", not "changelog" again), as the question has it
-    seeds = [w for w in words if w in asked.terms][:SEEDS]
-    patterns = {w: counter.word(w) for w in words}
-    found: list[tuple] = []  # (the words counted, the lines, and their number where not all lines were kept)
-    if seeds:
-        for seed in seeds:
-            held, lines = [seed], counter.lines_holding(seed)
-            for w in words:
-                kept = [s for s in lines if w not in held and patterns[w].search(s.text)]
-                if kept:
-                    held, lines = held + [w], kept
-            if lines and all(set(held) != set(h) for h, _ in found):
-                found.append((tuple(held), lines))
-
-        def held_most(held: tuple[str, ...]) -> tuple[int, int]:  # the question's terms first, then its words
-            return sum(w in asked.terms for w in held), len({x for t in held for x in re.findall(r"\w+", t.lower())})
-
-        most = max((held_most(held) for held, _ in found), default=(0, 0))
-        found = [f for f in found if held_most(f[0]) == most]
-    else:
-        for held in ([words] + [[w for w in words if w != drop] for drop in words])[:COUNTS]:
-            n, first = counter.count_lines(held) if held else (0, [])
-            if n:
-                found.append((tuple(held), first, n))
+    words = [w for w in asked.words if w not in load().not_counted][:6]
+    tries = [words] + [[w for w in words if w != drop] for drop in words]
     out: dict[str, Candidate] = {}
-    for held, lines, *n in found[:COUNTS]:
-        lines = list({(s.doc, s.line): s for s in lines}.values())
-        n = n[0] if n else len(lines)
-        c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=held))
-        c.spots += [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines][:3 - len(c.spots)]
+    for terms in tries[:COUNTS]:
+        if not terms:
+            continue
+        n, lines = count_lines(terms)
+        if n:
+            c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=tuple(terms)))
+            shown = [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines]
+            c.spots += shown[:3 - len(c.spots)]
     return list(out.values())
 
 

@@ -29,10 +29,7 @@ FITS: dict[str, tuple[str, ...]] = {
 
 _QUOTED = re.compile(r"[\"“‘«`]([^\"”’»`]{2,200})[\"”’»`]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
 _TERM = re.compile(r"[A-Za-z]+\d*(?:-[A-Za-z0-9]+)+|__\w+__|(?<![\w/])~?/[\w.\-/]*\w|--?[A-Za-z][\w-]*|[A-Za-z_$][\w$]*(?:[.:][\w$]+)+\(?\)?"
-                   r"|[A-Za-z]+[_\d][\w]*|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}\w*|\d[\d,.:/-]*\d|\d")
-"""Terms: hyphenated words, dunders, paths, options, dotted names, snake_case and camelCase words (whole words:
-"ChangeLog", never its "hangeLog"), capitals, and numbers with their separators (a date `2024-01-02` or a time
-`10:22:01` is one term)."""
+                   r"|[A-Za-z]+[_\d][\w]*|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|\d[\d,.]*")
 _OPTION = re.compile(r"(?:^|\s|\()([A-J])[\)\.:]\s+(.+?)(?=\s+\(?[A-J][\)\.:]\s+|$)", re.S)
 
 

@@ -55,32 +55,20 @@ class ToolRunner:
     COUNTED_CHARS = 120_000
     """Characters of matching lines lcread reads for itself when it counts lines (never shown to the model)."""
 
-    def word(self, word: str) -> re.Pattern:
-        """A word in any of its forms (inflections, the language's spellings), case aside, as a whole word."""
-        from lcread.tools.search import forms_of
-
-        forms = sorted({word.lower(), *forms_of(word)})
-        return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(f) for f in forms) + r")(?![\w])", re.I)
-
-    def lines_holding(self, word: str) -> list[Shown]:
-        """The lines of the documents that hold a word in any of its forms: lcread's own grep (at most
-        COUNTED_CHARS of matching lines are read; never shown to the model)."""
-        from lcread.tools.search import forms_of
-
-        forms = sorted({word.lower(), *forms_of(word)})
-        cmd = Command("grep", "", patterns=forms, flags={"-i", "-F", "-w"})
-        result = Grep(cmd, self.store.docs, self.COUNTED_CHARS, self.config.match_window,
-                      self.config.grep_timeout).run()
-        return [s for s in result.shown if s.kind == "match"]
-
     def count_lines(self, words: list[str]):
         """How many lines of the documents hold every one of the words (each in any of its forms, case aside, as
-        a whole word), and the first of them to cite: read from a grep of the rarest word."""
+        a whole word), and the first of them to cite: lcread's own count, read from a grep of the rarest word
+        (at most COUNTED_CHARS of its matching lines are read)."""
         from lcread.tools.search import forms_of
 
-        rarest = min(words, key=lambda w: sum(self.count(f) for f in sorted({w.lower(), *forms_of(w)})[:6]))
-        patterns = [self.word(w) for w in words]
-        hits = [s for s in self.lines_holding(rarest) if all(p.search(s.text) for p in patterns)]
+        forms = {w: sorted({w.lower(), *forms_of(w)}) for w in words}
+        rarest = min(words, key=lambda w: sum(self.count(f) for f in forms[w][:6]))
+        cmd = Command("grep", "", patterns=forms[rarest], flags={"-i", "-F", "-w"})
+        result = Grep(cmd, self.store.docs, self.COUNTED_CHARS, self.config.match_window,
+                      self.config.grep_timeout).run()
+        patterns = [re.compile(r"(?<![\w])(?:" + "|".join(re.escape(f) for f in forms[w]) + r")(?![\w])", re.I)
+                    for w in words]
+        hits = [s for s in result.shown if s.kind == "match" and all(p.search(s.text) for p in patterns)]
         lines = list(dict.fromkeys((s.doc, s.line) for s in hits))
         return len(lines), hits[:3]
 
