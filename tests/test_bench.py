@@ -2,6 +2,8 @@ import json
 import math
 import random
 
+import pytest
+
 from lcread.bench.corpus import synthetic_text
 from lcread.bench.report import bench_plot, bench_summary, bench_table
 from lcread.bench.runner import full_context, run_task
@@ -79,3 +81,14 @@ def test_an_interrupted_run_stops_the_bench_instead_of_going_on_to_the_next_task
     with pytest.raises(KeyboardInterrupt):
         run_bench(tasks, model, ["select"], [], AcsConfig(), MemoryTrace(), 1, done.extend)
     assert done == [] and len(model.calls) == 1  # the second task never started
+
+
+def test_one_real_document_is_a_suite_of_its_own(tmp_path):
+    from lcread.bench.command import run
+    from lcread.bench.suites import real_documents
+    from lcread.errors import LcreadError
+
+    assert {"bashref", "wgetlog"} <= set(real_documents())
+    with pytest.raises(LcreadError, match="unknown suite 'real-nosuch': use .*real-bashref, .*real-wgetlog"):
+        run(suites="real-wgetlog,real-nosuch", modes="select", stops="acs", tasks=1, lengths="1000", seed=1,
+            model="scripted", api_base=None, chunk_chars=None, notes_chars=None, probes="auto", out=tmp_path)

@@ -97,7 +97,8 @@ def batch(tasks: Annotated[Path, typer.Argument(help="JSONL file: one task per l
 
 @app.command()
 def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-single, qa, vt, mc, count, "
-                                              "where, real (questions over real documents).")] = "niah,qa",
+                                              "where, real (questions over real documents), real-NAME (one "
+                                              "of its documents: real-bashref, real-wgetlog, ...).")] = "niah,qa",
           modes: Annotated[str, typer.Option(help="Comma-separated: select, sac, acs, full-context; "
                                              "select:unchecked and sac:unchecked run without the sufficiency "
                                              "check.")] = "select,sac,acs,full-context",

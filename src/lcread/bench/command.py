@@ -11,6 +11,7 @@ from rich.console import Console
 from lcread.api import load_model, make_config
 from lcread.bench.report import bench_plot, bench_summary, bench_table, grounding_summary, grounding_table
 from lcread.bench.runner import MODES, STOPS, SUITES, make_tasks, run_bench
+from lcread.bench.suites import real_documents
 from lcread.config import AcsConfig, LoopConfig, ModelConfig
 from lcread.errors import LcreadError
 from lcread.trace import JsonlTrace
@@ -28,7 +29,8 @@ def picked(text: str, kind: str, allowed: tuple[str, ...]) -> list[str]:
 def run(*, suites: str, modes: str, stops: str, tasks: int, lengths: str, seed: int, model: str | None,
         api_base: str | None, chunk_chars: int | None, notes_chars: int | None, probes: str, out: Path,
         phrasings: int = 1, max_steps: int | None = None) -> list[dict]:
-    chosen = {"suites": picked(suites, "suite", SUITES), "modes": picked(modes, "mode", MODES),
+    chosen = {"suites": picked(suites, "suite", SUITES + tuple(f"real-{d}" for d in real_documents())),
+              "modes": picked(modes, "mode", MODES),
               "stops": picked(stops, "stop", STOPS)}
     try:
         sizes = [int(x) for x in lengths.split(",") if x]

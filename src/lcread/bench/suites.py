@@ -230,16 +230,25 @@ def rephrase(task: Task, count: int) -> list[Task]:
     return [task]
 
 
-def real_tasks(limit: int | None = None) -> list[Task]:
+def real_documents() -> list[str]:
+    """The real suite's documents, by the names its suites take (`real-NAME`)."""
+    from importlib import resources
+
+    return list(json.loads(resources.files("lcread.bench").joinpath("data/real.json").read_text(encoding="utf-8"))
+                ["documents"])
+
+
+def real_tasks(limit: int | None = None, document: str | None = None) -> list[Task]:
     """The real-document suite (bench/data/real.json): each question in each of its phrasings, over documents
-    from Debian packages. `limit` keeps the first questions of each document, in turn."""
+    from Debian packages. `limit` keeps the first questions of each document, in turn; `document`, one
+    document's."""
     from importlib import resources
 
     from lcread.bench.corpus import debian_files
 
     data = json.loads(resources.files("lcread.bench").joinpath("data/real.json").read_text(encoding="utf-8"))
     root = debian_files(data["packages"], "real-documents")
-    questions = data["questions"]
+    questions = [q for q in data["questions"] if document is None or q["doc"] == document]
     if limit is not None:
         by_doc: dict[str, list[dict]] = {}
         for q in questions:
