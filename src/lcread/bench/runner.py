@@ -42,8 +42,8 @@ def make_tasks(suites: list[str], per_suite: int, lengths: list[int], seed: int,
     data = hotpot_data() if "qa" in suites else []
     tasks = []
     for suite in suites:
-        if suite == "real" or suite.startswith("real-"):  # per_suite questions of each document (or of one), every
-            tasks += real_tasks(per_suite, suite.removeprefix("real-") if suite != "real" else None)  # phrasing
+        if suite == "real" or suite.startswith("real-"):  # per_suite of each document (or of one), every phrasing
+            tasks += real_tasks(per_suite, None if suite == "real" else suite.removeprefix("real-"))
             continue
         for i in range(per_suite):
             chars, depth, tid = lengths[i % len(lengths)], (i + 0.5) / per_suite, f"{suite}-{seed}-{i:03d}"

@@ -230,23 +230,25 @@ def rephrase(task: Task, count: int) -> list[Task]:
     return [task]
 
 
-def real_documents() -> list[str]:
-    """The real suite's documents, by the names its suites take (`real-NAME`)."""
+def _real_data() -> dict:
+    """bench/data/real.json: the real suite's packages, documents and questions."""
     from importlib import resources
 
-    return list(json.loads(resources.files("lcread.bench").joinpath("data/real.json").read_text(encoding="utf-8"))
-                ["documents"])
+    return json.loads(resources.files("lcread.bench").joinpath("data/real.json").read_text(encoding="utf-8"))
+
+
+def real_documents() -> list[str]:
+    """The real suite's documents, by the names its suites take (`real-NAME`)."""
+    return list(_real_data()["documents"])
 
 
 def real_tasks(limit: int | None = None, document: str | None = None) -> list[Task]:
     """The real-document suite (bench/data/real.json): each question in each of its phrasings, over documents
     from Debian packages. `limit` keeps the first questions of each document, in turn; `document`, one
     document's."""
-    from importlib import resources
-
     from lcread.bench.corpus import debian_files
 
-    data = json.loads(resources.files("lcread.bench").joinpath("data/real.json").read_text(encoding="utf-8"))
+    data = _real_data()
     root = debian_files(data["packages"], "real-documents")
     questions = [q for q in data["questions"] if document is None or q["doc"] == document]
     if limit is not None:

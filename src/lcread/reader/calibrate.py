@@ -65,6 +65,14 @@ def examples(rows: list[dict]) -> list[Example]:
     return out
 
 
+def readings(rows: list[dict]) -> list[Example]:
+    """The examples of the rows' readings; rows without any are a usage mistake."""
+    data = examples(rows)
+    if not data:
+        raise ValueError("no reader readings in these results: run lcread bench with --modes select or sac")
+    return data
+
+
 def fit(data: list[Example], names: list[str], l2: float = L2, iterations: int = 50) -> Scorer:
     """A logistic model over `names` (Newton's method on the penalised log-likelihood)."""
     import numpy as np
@@ -251,9 +259,7 @@ def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, sourc
               choose: bool = True) -> Scorer:
     """The scorer over `features` (those of them forward selection chooses, unless `choose` is off) fitted on
     every example, with the threshold and figures the held-out folds give."""
-    data = examples(rows)
-    if not data:
-        raise ValueError("no reader readings in these results: run lcread bench with --modes select or sac")
+    data = readings(rows)
     names = [f for f in features if any(f in e.features for e in data)] or list(GENERIC)
     steps: list = []
     if choose:
@@ -265,9 +271,7 @@ def keep_ranking(scorer: Scorer, rows: list[dict], precision: float = 0.95, sour
     """A calibration whose ranking is `scorer`'s, unchanged (its features and weights), with the confidence and the
     thresholds fitted anew on these readings: what lcread answers stays as it is; how far it trusts the answers is
     measured on documents the confidence was not fitted on."""
-    data = examples(rows)
-    if not data:
-        raise ValueError("no reader readings in these results: run lcread bench with --modes select or sac")
+    data = readings(rows)
     kept = Scorer(**{**scorer.to_dict(), "answer": None})
     return trusted(kept, data, [scorer.probability(e.features) for e in data], precision, source,
                    scorer.measured.get("chosen", []))
