@@ -16,6 +16,7 @@ from lcread.trace import MemoryTrace
 
 QUESTION = "How long does the warranty of the Halvorsen pump run?"
 READER_SYSTEM = render("reader_system")
+CHECK_SYSTEM = render("reader_check_system", none="not stated")
 
 
 def notes(tmp_path):
@@ -23,6 +24,11 @@ def notes(tmp_path):
     lines[120] = "The warranty of the Halvorsen pump runs for 18 months from delivery."
     (tmp_path / "notes.txt").write_text("\n".join(lines) + "\n")
     return tmp_path / "notes.txt"
+
+
+def queries(model) -> list[dict]:
+    """The calls in which the model wrote (the check's only scores)."""
+    return [c for c in model.calls if "continuations" not in c]
 
 
 def likelihood_scorer(settle: float, threshold: float = 0.999) -> Scorer:
@@ -46,7 +52,7 @@ def run(path, outputs, scorer, config=None):
 
 def test_a_sure_reading_of_the_readers_own_call_ends_the_run_before_any_command(tmp_path):
     result, model, scored_after = run(notes(tmp_path), ['"18 months"'], likelihood_scorer(settle=0.8))
-    assert len(model.calls) == 1 and scored_after == [READER_SYSTEM]
+    assert len(queries(model)) == 1 and scored_after == [READER_SYSTEM, CHECK_SYSTEM]
     prompt = model.calls[0]["messages"]
     assert prompt[0]["content"] == READER_SYSTEM and "Commands:" not in prompt[1]["content"]
     assert "notes.txt:121: The warranty of the Halvorsen pump runs for 18 months" in prompt[1]["content"]
@@ -59,9 +65,9 @@ def test_the_reader_calls_again_only_when_something_new_was_shown(tmp_path):
     outputs = ['"belts"', "read notes.txt 1 3", '"belts"', "read notes.txt 1 3"]
     result, model, scored_after = run(notes(tmp_path), outputs, likelihood_scorer(settle=0.9999),
                                       LoopConfig(max_steps=2))
-    systems = [c["messages"][0]["content"] == READER_SYSTEM for c in model.calls]
+    systems = [c["messages"][0]["content"] == READER_SYSTEM for c in queries(model)]
     assert systems == [True, False, True, False]  # the repeated read showed nothing new: no third reader call
-    assert scored_after == [READER_SYSTEM, READER_SYSTEM]  # the agent's calls are not scored
+    assert scored_after == [READER_SYSTEM, CHECK_SYSTEM] * 2  # the agent's calls are not scored
     assert result.answer == "18 months"  # the reader's best, though the model said "belts"
 
 
@@ -69,6 +75,7 @@ def test_without_the_readers_call_the_agents_calls_are_scored(tmp_path):
     result, model, scored_after = run(notes(tmp_path), ['answer "18 months"'], likelihood_scorer(settle=0.8),
                                       LoopConfig(reader_call=False))
     assert len(model.calls) == 1 and scored_after and READER_SYSTEM not in scored_after
+    assert CHECK_SYSTEM not in scored_after  # the check reads again what the reader's own call read
     assert result.answer == "18 months"
 
 
@@ -113,3 +120,59 @@ def test_passages_give_a_lines_page_and_lcreads_counts_of_the_whole_input(tmp_pa
     assert f"lcread's count: {len(lines)} lines of the input hold all of: requests" in text.splitlines()
     assert "app.log:3 (page 2): " in text and "app.log:1 (page 1): " in text  # the page, where a line has one
     assert "page" not in plain and "lcread's count" not in plain  # neither, for a plain text without count_lines
+
+
+def confident_in_the_check(threshold: float = 0.9) -> Scorer:
+    """The ranking of `likelihood_scorer`, with a confidence that reads only the check: sure of the best answer when
+    it wins the check's view against no answer."""
+    scorer = likelihood_scorer(settle=0.5, threshold=threshold)
+    scorer.answer = Scorer(features=["a_check_share"], weights=[12.0], bias=-6.0, mean=[0.0], scale=[1.0],
+                           threshold=1.0)
+    return scorer
+
+
+def checked_run(path, supports: bool):
+    """A run whose check finds the best candidate's line answers (supports) or that no answer does better."""
+    seen: list[list[dict]] = []
+
+    def spans(messages, texts):
+        seen.append(messages)
+        if messages[0]["content"] == CHECK_SYSTEM:
+            return [-0.1 if ("18 months" in t) == supports and ("not stated" in t) != supports else -9.0
+                    for t in texts]
+        return [-0.05 if t.startswith("18 months") else -6.0 for t in texts]
+
+    model = ScriptedModel(['"18 months"', 'read notes.txt 1 3', '"18 months"'], scorer=spans)
+    with DocumentStore.open([str(path)]) as store:
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig(max_steps=1),
+                              confident_in_the_check()).run(QUESTION)
+    return result, model, seen
+
+
+def test_the_check_scores_the_best_candidates_in_their_own_lines_against_no_answer(tmp_path):
+    result, model, seen = checked_run(notes(tmp_path), supports=True)
+    assert len(queries(model)) == 1 and len(model.calls) == 2  # the check writes nothing: the model only scores
+    assert result.stop.kind.name == "ANSWERED"
+    check = [m for m in seen if m[0]["content"] == CHECK_SYSTEM]
+    assert len(check) == 1
+    lines = check[0][1]["content"]
+    assert "notes.txt:121: The warranty of the Halvorsen pump runs for 18 months from delivery." in lines
+    assert lines.rstrip().endswith("Question: " + QUESTION) and len(lines) < 1500  # a few lines, not the passages
+    assert result.answer == "18 months" and result.verified is True and result.confidence > 0.99
+
+
+def test_an_answer_the_check_finds_no_line_for_is_not_verified(tmp_path):
+    result, _, _ = checked_run(notes(tmp_path), supports=False)
+    assert result.answer == "18 months"  # the ranking is the first reading's; the check moves only the confidence
+    assert result.verified is False and result.confidence < 0.01
+
+
+def test_the_checks_features_compare_each_candidate_with_the_others_and_with_no_answer():
+    from lcread.reader.features import LOGIT_CAP, checked
+
+    rows = checked([-1.0, -3.0, -40.0, -2.0])  # three candidates, then no answer
+    assert [r["check_top"] for r in rows] == [1.0, 0.0, 0.0]
+    shares = [r["check_share"] for r in rows]
+    assert shares[0] > shares[1] > shares[2] and abs(sum(shares) + rows[0]["check_none"] - 1.0) < 1e-9
+    assert abs(rows[0]["check_margin"] - 1.0) < 1e-9  # over no answer, the likeliest other
+    assert abs(rows[1]["check_margin"] + 2.0) < 1e-9 and rows[2]["check_margin"] == -LOGIT_CAP

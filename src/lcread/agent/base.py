@@ -20,6 +20,7 @@ from lcread.config import LoopConfig
 from lcread.display import Display
 from lcread.errors import ContextOverflow, FormatError, LimitReached, ModelError, OutOfTime, Submitted
 from lcread.grounding.evidence import EvidenceLog
+from lcread.language import load as language
 from lcread.models import Messages, Model, Reply, Scoring
 from lcread.reader import READER_PREFIX, Reader, Reading, Scorer, asked, parse_options, scorer_for
 from lcread.result import RunResult
@@ -129,7 +130,7 @@ class CommandLoop:
         reply = self.query(run, messages, READER_TOKENS, scoring=run.reader.scoring(pool, READER_PREFIX),
                            grammar=QUOTED_ANSWER if self.model.supports_grammar else None)
         run.read_answer = _quoted(reply.text)
-        decision = self.decide(run, pool, reply, None)
+        decision = self.decide(run, pool, reply, None, check=self.config.reader_check)
         self.display.step(number=run.stats.steps, command="reader: the question after the shown lines that match "
                           "it best", observation=f"the model: {run.read_answer!r}\n"
                           f"the reader's best:\n{lines(run.reading)}", truncated=False, error=False,
@@ -140,9 +141,10 @@ class CommandLoop:
         """The reader's reading after a call, and the gate's decision on it, done."""
         return act(self.decide(run, pool, reply, command))
 
-    def decide(self, run: Run, pool, reply: Reply, command: Command | None) -> Decision | None:
+    def decide(self, run: Run, pool, reply: Reply, command: Command | None, check: bool = False) -> Decision | None:
         """The reader's reading after a call, and what the gate decides on it. Before the gate decides, lcread looks
-        up what the best candidates point at (the value behind a name, the next links of a set) and reads again."""
+        up what the best candidates point at (the value behind a name, the next links of a set) and reads again,
+        and, after the reader's own call, checks the best candidates in their own lines."""
         # the model's answer: in the reader's own call where there is one (the question after the passages), else
         # the agent's answer command
         free = run.read_answer if self.reads_passages else \
@@ -152,8 +154,31 @@ class CommandLoop:
             if not self.actions.look_up(run):
                 break
             run.reading = run.reader.read(run.reader.pool(), None, free)
+        if check:
+            self.check(run)
         self.trace.event("reading", step=run.stats.steps, **run.reading.to_dict())
         return run.gate.decide(run.reading, command, run.stats.steps, read_anything=bool(run.seen))
+
+    def check(self, run: Run) -> None:
+        """The check: the reading's best candidates scored again in their own lines alone, against no answer (the
+        model scores; it writes nothing)."""
+        made = run.reader.check(run.reading)
+        if made is None:
+            return
+        lines, continuations, top = made
+        messages = [{"role": "system", "content": prompts.render("reader_check_system", none=language().none)},
+                    {"role": "user", "content": prompts.render("reader_check", lines=lines,
+                                                               question=run.reader.asked.question)}]
+        self.check_limits(run)
+        context = self.model.count_tokens(messages)
+        if context > self.config.context_limit:
+            return  # the lines of a few candidates never come near it; a window this small goes without the check
+        reply = self.model.score(messages, continuations)
+        run.stats.count(reply, context)
+        self.trace.event("check", context=context, prompt_tokens=reply.prompt_tokens, latency=round(reply.latency, 3),
+                         scores=[round(v, 3) for v in reply.continuation_logprobs or []])
+        if reply.continuation_logprobs:
+            run.reader.checked(run.reading, top, reply.continuation_logprobs)
 
     def grammar(self, run: Run) -> str | None:
         """The command grammar for the embedded model (the document names as the only paths). After a repeated

@@ -35,6 +35,9 @@ class Language:
     answer_label: re.Pattern
     articles: frozenset[str]
     abstentions: tuple[str, ...]
+    none: str
+    """The words the reader's check scores as no answer (what its prompt tells the model to reply when the lines do
+    not answer)."""
     how: dict[str, str]
     related: dict[str, str]
     irregular: dict[str, frozenset[str]]
@@ -75,7 +78,7 @@ def load(name: str | None = None) -> Language:
         spellings=dict(raw.get("spellings", {})), units=frozenset(words["units"]), yes=raw["yes"], no=raw["no"],
         list_joins=tuple(words["list_joins"]), not_counted=frozenset(words["not_counted"]),
         answer_label=re.compile(raw["answer_label"], re.I), articles=frozenset(words["articles"]),
-        abstentions=tuple(raw["abstentions"]),
+        abstentions=tuple(raw["abstentions"]), none=raw["none"],
         how=dict(raw["how"]), related=dict(raw["related"]), irregular={k: frozenset(v) for k, v in irregular.items()},
         phrases={k: re.compile(_asking(v, raw), re.I) for k, v in raw["phrases"].items()},
         answers=tuple((a["type"], re.compile(_asking(a["pattern"], raw), re.I)) for a in raw["answer"]))

@@ -12,7 +12,7 @@ from lcread.grounding.evidence import Citation, EvidenceLog, cite
 from lcread.models import Scored, Scoring
 from lcread.reader import derived
 from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in
-from lcread.reader.features import Context, features
+from lcread.reader.features import Context, checked, features
 from lcread.reader.question import Asked, asked, parse_options
 from lcread.reader.scorer import Scorer, scorer_for
 
@@ -27,6 +27,10 @@ PASSAGE_CHARS = 6_000
 """Characters of shown lines the reader's own call puts before the question (one read's worth)."""
 PASSAGE_LINE_CHARS = 600
 """Characters of one shown line at most in those passages (a long line is cut around its best sentence)."""
+CHECK_CANDIDATES = 4
+"""The best candidates the check reads again, each in its own line, against each other and against no answer."""
+CHECK_LINE_CHARS = 300
+"""Characters of a candidate's line in the check, around the candidate."""
 
 __all__ = ["Asked", "Candidate", "Reader", "Reading", "Scorer", "asked", "parse_options", "scorer_for"]
 
@@ -262,6 +266,30 @@ class Reader:
                        applies=self.asked.type != "open",
                        sure=self.scorer.confidence([(r.probability, r.row) for r in ranked]))
 
+    def check(self, reading: "Reading") -> tuple[str, list[str], list[Ranked]] | None:
+        """A second view of a reading (the confidence's, not the ranking's): the lines of its best candidates alone,
+        each cut around its candidate, in document order, and those candidates and the language's words for no
+        answer as the replies the model scores after them. A view without the other passages tells whether the best answer still wins
+        where only its rivals compete, and whether no answer does better than any of them."""
+        top = [r for r in reading.ranked[:CHECK_CANDIDATES] if r.candidate.spots]
+        if not top or not reading.applies:
+            return None
+        lines: dict[tuple[str, int], str] = {}
+        for r in top:
+            spot = max(r.candidate.spots, key=lambda p: self.match(p.sentence.text))
+            k = (spot.sentence.doc, spot.sentence.line)
+            if k not in lines:
+                lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {_around(spot, CHECK_LINE_CHARS)}"
+        replies = [READER_PREFIX + r.candidate.text.replace('"', "'") + ANSWER_END for r in top]
+        return "\n".join(lines[k] for k in sorted(lines)), replies + [READER_PREFIX + _language().none + ANSWER_END], top
+
+    def checked(self, reading: "Reading", top: list[Ranked], scores: list[float]) -> None:
+        """The check's scores (each reply's log-probability, no answer's last) into the rows of the candidates it
+        read (`features.checked`), and the reading's confidence again."""
+        for r, row in zip(top, checked(scores)):
+            r.row.update(row)
+        reading.sure = self.scorer.confidence([(r.probability, r.row) for r in reading.ranked])
+
     def located(self, answer: str) -> Candidate:
         """The model's answer as a candidate: its text, where shown sentences hold it whole; to a question asking
         for several values, each of its items."""
@@ -291,6 +319,15 @@ def _cut(text: str, match) -> str:
     start = max(0, min(middle - PASSAGE_LINE_CHARS // 2, len(text) - PASSAGE_LINE_CHARS))
     return ("..." if start else "") + text[start:start + PASSAGE_LINE_CHARS] + \
         ("..." if start + PASSAGE_LINE_CHARS < len(text) else "")
+
+
+def _around(spot: Spot, chars: int) -> str:
+    """The sentence a candidate sits in, cut to `chars` characters around it."""
+    text = spot.sentence.text
+    if len(text) <= chars:
+        return text
+    start = max(0, min((spot.start + spot.end) // 2 - chars // 2, len(text) - chars))
+    return ("..." if start else "") + text[start:start + chars] + ("..." if start + chars < len(text) else "")
 
 
 def _mean(tokens: list[float]) -> float:

@@ -15,6 +15,9 @@ from lcread.reader.question import Asked
 LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm_share", "lm_greedy", "lm_first_rank",
               "answer_now")
 """Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
+CHECK = ("check_share", "check_top", "check_none", "check_margin")
+"""Features of the check (a second view of a reading's best candidates in their own lines, against no answer): for
+the confidence, not the ranking."""
 GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
            "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial",
            "named", "derived_asked", "cover")
@@ -97,6 +100,21 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
     return rows
 
 
+def checked(sums: list[float]) -> list[dict[str, float]]:
+    """The check's features of each candidate it read, from the log-probabilities of those candidates and, last, of
+    no answer: its share of the view's probability (no answer's included), whether it is the view's
+    likeliest, no answer's share, and its log-odds over the likeliest other (no answer's included)."""
+    top = max(sums)
+    norm = top + math.log(sum(math.exp(v - top) for v in sums))
+    none = sums[-1]
+    rows = []
+    for i, v in enumerate(sums[:-1]):
+        rival = max(sums[j] for j in range(len(sums)) if j != i)
+        rows.append({"check_share": math.exp(v - norm), "check_top": float(v >= top - 1e-9),
+                     "check_none": math.exp(none - norm), "check_margin": max(min(v - rival, LOGIT_CAP), -LOGIT_CAP)})
+    return rows
+
+
 def _likelihood(tokens: list[float]) -> tuple[float, float, float, float] | None:
     if not tokens:
         return None
@@ -151,7 +169,7 @@ def _near(c: Candidate, best: int, terms_at) -> float:
 
 
 ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_greedy",
-          "a_answer_now", "a_type", "a_members", "a_cover")
+          "a_answer_now", "a_type", "a_members", "a_cover") + tuple(f"a_{f}" for f in CHECK)
 """Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
 sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it."""
 LOGIT_CAP = 12.0
@@ -173,7 +191,7 @@ def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, f
             "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
             "a_greedy": row.get("lm_greedy", 0.0), "a_answer_now": row.get("answer_now", 0.0),
             "a_type": row.get("type_fits", 0.0), "a_members": row.get("members", 0.0),
-            "a_cover": row.get("cover", 0.0)}
+            "a_cover": row.get("cover", 0.0), **{f"a_{f}": row[f] for f in CHECK if f in row}}
 
 
 def _logit(p: float) -> float:
