@@ -52,7 +52,7 @@ def run(path, outputs, scorer, config=None):
 
 def test_a_sure_reading_of_the_readers_own_call_ends_the_run_before_any_command(tmp_path):
     result, model, scored_after = run(notes(tmp_path), ['"18 months"'], likelihood_scorer(settle=0.8))
-    assert len(queries(model)) == 1 and scored_after == [READER_SYSTEM, CHECK_SYSTEM]
+    assert len(model.calls) == 1 and scored_after == [READER_SYSTEM]  # no check: the confidence does not read it
     prompt = model.calls[0]["messages"]
     assert prompt[0]["content"] == READER_SYSTEM and "Commands:" not in prompt[1]["content"]
     assert "notes.txt:121: The warranty of the Halvorsen pump runs for 18 months" in prompt[1]["content"]
@@ -67,7 +67,7 @@ def test_the_reader_calls_again_only_when_something_new_was_shown(tmp_path):
                                       LoopConfig(max_steps=2))
     systems = [c["messages"][0]["content"] == READER_SYSTEM for c in queries(model)]
     assert systems == [True, False, True, False]  # the repeated read showed nothing new: no third reader call
-    assert scored_after == [READER_SYSTEM, CHECK_SYSTEM] * 2  # the agent's calls are not scored
+    assert scored_after == [READER_SYSTEM, READER_SYSTEM]  # the agent's calls are not scored
     assert result.answer == "18 months"  # the reader's best, though the model said "belts"
 
 
@@ -161,6 +161,16 @@ def test_the_check_scores_the_best_candidates_in_their_own_lines_against_no_answ
     assert result.answer == "18 months" and result.verified is True and result.confidence > 0.99
 
 
+def test_the_check_is_made_when_the_confidence_reads_it_or_when_asked_for(tmp_path):
+    path = notes(tmp_path)
+    _, _, plain = run(path, ['"18 months"'], likelihood_scorer(settle=0.8))
+    _, model, asked_for = run(path, ['"18 months"'], likelihood_scorer(settle=0.8), LoopConfig(reader_check=True))
+    assert plain == [READER_SYSTEM] and asked_for == [READER_SYSTEM, CHECK_SYSTEM] and len(queries(model)) == 1
+    _, _, never = run(path, ['"18 months"', "read notes.txt 1 3", '"18 months"'], confident_in_the_check(),
+                      LoopConfig(reader_check=False, max_steps=1))
+    assert never == [READER_SYSTEM, READER_SYSTEM]
+
+
 def test_an_answer_the_check_finds_no_line_for_is_not_verified(tmp_path):
     result, _, _ = checked_run(notes(tmp_path), supports=False)
     assert result.answer == "18 months"  # the ranking is the first reading's; the check moves only the confidence
@@ -176,3 +186,13 @@ def test_the_checks_features_compare_each_candidate_with_the_others_and_with_no_
     assert shares[0] > shares[1] > shares[2] and abs(sum(shares) + rows[0]["check_none"] - 1.0) < 1e-9
     assert abs(rows[0]["check_margin"] - 1.0) < 1e-9  # over no answer, the likeliest other
     assert abs(rows[1]["check_margin"] + 2.0) < 1e-9 and rows[2]["check_margin"] == -LOGIT_CAP
+
+
+def test_the_confidence_reads_the_checks_features_of_the_best_answer_only_where_the_check_was_made():
+    from lcread.reader.features import answer_features, checked
+
+    rows = checked([-0.5, -4.0, -6.0])
+    ranked = [(0.7, {"lm_share": -0.2, **rows[0]}), (0.2, {"lm_share": -2.0, **rows[1]}), (0.1, {"lm_share": -3.0})]
+    a = answer_features(ranked)
+    assert a["a_check_top"] == 1.0 and a["a_check_share"] == rows[0]["check_share"] and a["a_check_none"] < 0.01
+    assert not any(k.startswith("a_check_") for k in answer_features([(0.7, {"lm_share": -0.2})]))

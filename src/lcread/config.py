@@ -66,9 +66,10 @@ class LoopConfig(_Config):
     reader_call: bool = True
     """Where the model scores the reader's candidates: in a call of the reader's own on new evidence (the question
     after the shown lines that match it best), else on each of the agent's calls."""
-    reader_check: bool = True
+    reader_check: bool | None = None
     """After the reader's own call, a second call that scores its best candidates again in their own lines alone,
-    against no answer: what the confidence reads besides the first reading."""
+    against no answer (features the confidence may read). None: when the model's calibrated confidence reads them;
+    `lcread bench` always makes it, so that its readings carry them for `lcread calibrate --reader`."""
     sufficiency: bool = option(True)
     """Accept an answer only when its sufficiency predicate holds on cited evidence (off: accept any
     answer, still reporting whether it is verified)."""

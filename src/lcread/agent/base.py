@@ -51,6 +51,9 @@ class CommandLoop:
         self.reads_passages = self.scores_spans and self.config.reader_call
         """Whether they are scored in the reader's own call (the question after the passages) rather than on each
         of the agent's calls."""
+        self.checks = self.reads_passages and (self.config.reader_check if self.config.reader_check is not None
+                                               else self.scorer.reads_check)
+        """Whether the reader's own call is followed by its check (`LoopConfig.reader_check`)."""
         self.names = [d.name for d in tools.store.docs]
         self.mode = self.context.mode
         self.actions = Actions(tools, self.config, display, trace, self.context.keeps_history)
@@ -130,7 +133,7 @@ class CommandLoop:
         reply = self.query(run, messages, READER_TOKENS, scoring=run.reader.scoring(pool, READER_PREFIX),
                            grammar=QUOTED_ANSWER if self.model.supports_grammar else None)
         run.read_answer = _quoted(reply.text)
-        decision = self.decide(run, pool, reply, None, check=self.config.reader_check)
+        decision = self.decide(run, pool, reply, None, check=self.checks)
         self.display.step(number=run.stats.steps, command="reader: the question after the shown lines that match "
                           "it best", observation=f"the model: {run.read_answer!r}\n"
                           f"the reader's best:\n{lines(run.reading)}", truncated=False, error=False,

@@ -103,7 +103,7 @@ def run_task(task: Task, model: Model, modes: list[str], stops: list[str], confi
         elif mode.split(":")[0] in ("select", "sac"):
             started = time.monotonic()
             settings = Settings(mode=mode.split(":")[0], loop=(loop or LoopConfig()).model_copy(
-                update={"sufficiency": not mode.endswith(":unchecked")}))
+                update={"sufficiency": not mode.endswith(":unchecked"), "reader_check": True}))
             readings = MemoryTrace()
             with DocumentStore.open([task.path]) as store:
                 result = answer(model, store, question, settings, SilentDisplay(), Tee(trace, readings))

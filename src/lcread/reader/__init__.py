@@ -279,7 +279,7 @@ class Reader:
             spot = max(r.candidate.spots, key=lambda p: self.match(p.sentence.text))
             k = (spot.sentence.doc, spot.sentence.line)
             if k not in lines:
-                lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {_around(spot, CHECK_LINE_CHARS)}"
+                lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {_window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)}"
         replies = [READER_PREFIX + r.candidate.text.replace('"', "'") + ANSWER_END for r in top]
         return "\n".join(lines[k] for k in sorted(lines)), replies + [READER_PREFIX + _language().none + ANSWER_END], top
 
@@ -315,18 +315,14 @@ def _cut(text: str, match) -> str:
         return text
     parts = list(_SENTENCE.finditer(text))
     best = max(parts, key=lambda m: match(m.group()), default=None)
-    middle = (best.start() + best.end()) // 2 if best else 0
-    start = max(0, min(middle - PASSAGE_LINE_CHARS // 2, len(text) - PASSAGE_LINE_CHARS))
-    return ("..." if start else "") + text[start:start + PASSAGE_LINE_CHARS] + \
-        ("..." if start + PASSAGE_LINE_CHARS < len(text) else "")
+    return _window(text, (best.start() + best.end()) // 2 if best else 0, PASSAGE_LINE_CHARS)
 
 
-def _around(spot: Spot, chars: int) -> str:
-    """The sentence a candidate sits in, cut to `chars` characters around it."""
-    text = spot.sentence.text
+def _window(text: str, middle: int, chars: int) -> str:
+    """`chars` characters of `text` around `middle`, with "..." where it was cut."""
     if len(text) <= chars:
         return text
-    start = max(0, min((spot.start + spot.end) // 2 - chars // 2, len(text) - chars))
+    start = max(0, min(middle - chars // 2, len(text) - chars))
     return ("..." if start else "") + text[start:start + chars] + ("..." if start + chars < len(text) else "")
 
 

@@ -50,6 +50,11 @@ class Scorer:
     def likelihood(self) -> bool:
         return any(f in LIKELIHOOD for f in self.features)
 
+    @property
+    def reads_check(self) -> bool:
+        """Whether the confidence reads the check's features (then the loop makes the check)."""
+        return bool(self.answer) and any(f.startswith("a_check_") for f in self.answer.features)
+
     def probability(self, row: dict[str, float]) -> float:
         z = self.bias + sum(w * (row.get(f, m) - m) / s
                             for f, w, m, s in zip(self.features, self.weights, self.mean, self.scale))
