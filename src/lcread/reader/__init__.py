@@ -269,8 +269,8 @@ class Reader:
     def check(self, reading: "Reading") -> tuple[str, list[str], list[Ranked]] | None:
         """A second view of a reading (the confidence's, not the ranking's): the lines of its best candidates alone,
         each cut around its candidate, in document order, and those candidates and the language's words for no
-        answer as the replies the model scores after them. A view without the other passages tells whether the best answer still wins
-        where only its rivals compete, and whether no answer does better than any of them."""
+        answer as the replies the model scores after them. A view without the other passages tells whether the best
+        answer still wins where only its rivals compete, and whether no answer does better than any of them."""
         top = [r for r in reading.ranked[:CHECK_CANDIDATES] if r.candidate.spots]
         if not top or not reading.applies:
             return None
@@ -279,9 +279,11 @@ class Reader:
             spot = max(r.candidate.spots, key=lambda p: self.match(p.sentence.text))
             k = (spot.sentence.doc, spot.sentence.line)
             if k not in lines:
-                lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {_window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)}"
-        replies = [READER_PREFIX + r.candidate.text.replace('"', "'") + ANSWER_END for r in top]
-        return "\n".join(lines[k] for k in sorted(lines)), replies + [READER_PREFIX + _language().none + ANSWER_END], top
+                cut = _window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)
+                lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {cut}"
+        replies = [READER_PREFIX + text.replace('"', "'") + ANSWER_END
+                   for text in [r.candidate.text for r in top] + [_language().none]]
+        return "\n".join(lines[k] for k in sorted(lines)), replies, top
 
     def checked(self, reading: "Reading", top: list[Ranked], scores: list[float]) -> None:
         """The check's scores (each reply's log-probability, no answer's last) into the rows of the candidates it
