@@ -49,6 +49,14 @@ def test_the_question_says_what_type_of_answer_it_asks_for(question, kind):
 def test_plural_and_pair_questions_are_told_apart():
     assert asked("Which files does the installer write?").plural
     assert not asked("Which file does the installer write?").plural
+    assert asked("Which option names does the parser accept?").plural
+    assert asked("What severities make a bug urgent?").plural
+    assert asked("Which mirrors went offline in May?").plural
+    # a singular noun, then its verb in -s: one answer asked for
+    for question in ("Which option controls how often the fetch is retried?", "Which page says what the default is?",
+                     "Which directory holds temporary files?", "What goes in the first field?",
+                     "Which file configures encrypted volumes?", "Which group corresponds to the user nobody?"):
+        assert not asked(question).plural, question
     assert asked("What is the range of valid port numbers?").pair
     assert not asked("What is the default port?").pair
 
