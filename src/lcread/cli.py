@@ -149,7 +149,8 @@ def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders 
                                                        "reader calibration, LCREAD_READER_CALIBRATION).")] = None,
               features: Annotated[str | None, typer.Option(help="--reader: fit over these features (comma-"
                                                            "separated) instead of choosing them on held-out "
-                                                           "documents.")] = None,
+                                                           "documents; with --keep-ranking, the confidence's "
+                                                           "features (a_...) to choose among.")] = None,
               keep_ranking: Annotated[bool, typer.Option("--keep-ranking", help="--reader: keep the model's "
                                                          "ranking as calibrated, and fit only its confidence and "
                                                          "thresholds on these readings.")] = False,

@@ -215,14 +215,15 @@ def fitted_loss(data: list[Example], names: list[str]) -> float:
     return -log_loss([(p, e.right) for e, p in zip(data, held_out(data, names))])
 
 
-def confidence(given: list[Example]) -> tuple["Scorer | None", list[float], list]:
-    """The confidence model over the answers' standing (`ANSWER`, the examples `answers` made), chosen feature by
-    feature on held-out documents, when it predicts the best answers' rightness better (log-loss) than their own
-    probability does. Returns it (or None), each reading's held-out confidence, and the selection's steps."""
+def confidence(given: list[Example], pool=ANSWER) -> tuple["Scorer | None", list[float], list]:
+    """The confidence model over the answers' standing (`pool`, of `ANSWER`; the examples `answers` made), chosen
+    feature by feature on held-out documents, when it predicts the best answers' rightness better (log-loss) than
+    their own probability does. Returns it (or None), each reading's held-out confidence, and the selection's
+    steps."""
     plain = [1.0 / (1.0 + math.exp(-e.features["a_best"])) for e in given]
     if len({e.right for e in given}) < 2:  # every best answer right (or none): nothing to tell apart
         return None, plain, []
-    names, steps = select(given, list(ANSWER), gain=LOSS_GAIN, measure_of=fitted_loss)
+    names, steps = select(given, list(pool), gain=LOSS_GAIN, measure_of=fitted_loss)
     held = held_out(given, names)
     if log_loss(list(zip(held, (e.right for e in given)))) >= log_loss(list(zip(plain, (e.right for e in given)))):
         return None, plain, []
@@ -267,24 +268,25 @@ def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, sourc
     return trusted(fit(data, names), data, held_out(data, names), precision, source, steps)
 
 
-def keep_ranking(scorer: Scorer, rows: list[dict], precision: float = 0.95, source: str = "") -> Scorer:
-    """A calibration whose ranking is `scorer`'s, unchanged (its features and weights), with the confidence and the
-    thresholds fitted anew on these readings: what lcread answers stays as it is; how far it trusts the answers is
-    measured on documents the confidence was not fitted on."""
+def keep_ranking(scorer: Scorer, rows: list[dict], precision: float = 0.95, source: str = "",
+                 pool=ANSWER) -> Scorer:
+    """A calibration whose ranking is `scorer`'s, unchanged (its features and weights), with the confidence (chosen
+    among `pool`) and the thresholds fitted anew on these readings: what lcread answers stays as it is; how far it
+    trusts the answers is measured on documents the confidence was not fitted on."""
     data = readings(rows)
     kept = Scorer(**{**scorer.to_dict(), "answer": None})
     return trusted(kept, data, [scorer.probability(e.features) for e in data], precision, source,
-                   scorer.measured.get("chosen", []))
+                   scorer.measured.get("chosen", []), pool)
 
 
 def trusted(scorer: Scorer, data: list[Example], probabilities: list[float], precision: float, source: str,
-            steps: list) -> Scorer:
+            steps: list, pool=ANSWER) -> Scorer:
     """`scorer` with its confidence (fitted on held-out documents), the thresholds that verify and settle on the
     held-out confidences, and what they measured there; `probabilities` are the ranking's, each from a fit that did
     not see its document (or the shipped ranking's own)."""
     ranking = best_per_reading(data, probabilities)
     given = answers(data, probabilities)
-    sure, confidences, sure_steps = confidence(given)
+    sure, confidences, sure_steps = confidence(given, pool)
     best = [(c, e.right) for e, c in zip(given, confidences)]
     tau = threshold(best, precision)
     sequences: dict[int, list[tuple[float, bool]]] = {}
@@ -346,19 +348,17 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
     if keep:
         from lcread.reader.scorer import scorer_for
 
+        _known(features, ANSWER)
         scorer = keep_ranking(scorer_for(model, True), rows, precision,
                               source=f"{model}, its ranking kept, confidence by lcread calibrate --reader "
-                                     f"--keep-ranking on {len(rows)} runs of {', '.join(suites)}")
+                                     f"--keep-ranking on {len(rows)} runs of {', '.join(suites)}",
+                              pool=features or ANSWER)
         report(console, model, scorer)
         console.print(f"{model}: saved to {save(model, scorer, Path(out) if out else None)}")
         return
     scored = any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"] for f in LIKELIHOOD)
     if features:
-        unknown = sorted(set(features) - set(FEATURES))
-        if unknown:
-            from lcread.errors import UsageError
-
-            raise UsageError(f"no feature {', '.join(unknown)}: choose among {', '.join(FEATURES)}")
+        _known(features, FEATURES)
         sets = {"likelihood" if any(f in LIKELIHOOD for f in features) else "generic": features}
     else:
         sets = SETS
@@ -379,6 +379,14 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
     name, better = max(fitted, key=lambda f: better_key(f[1]))
     console.print(f"{model} uses {name} (the better on held-out documents); saved to "
                   f"{save(model, better, Path(out) if out else None)}")
+
+
+def _known(features: list[str] | None, among) -> None:
+    unknown = sorted(set(features or []) - set(among))
+    if unknown:
+        from lcread.errors import UsageError
+
+        raise UsageError(f"no feature {', '.join(unknown)}: choose among {', '.join(among)}")
 
 
 def report(console, name: str, scorer: Scorer) -> None:
