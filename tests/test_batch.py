@@ -101,8 +101,13 @@ def test_ctrl_c_stops_a_concurrent_batch_keeping_what_finished(tmp_path, write):
     out = tmp_path / "out.jsonl"
     writer = ResultWriter(out)
     started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        run_batch(tasks, writer, lambda name: model, Settings(), MemoryTrace(), 2, lambda row: None)
+    # Python's own Ctrl-C handler, whatever the runner inherited (a job started in the background ignores SIGINT)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_batch(tasks, writer, lambda name: model, Settings(), MemoryTrace(), 2, lambda row: None)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     stopped = time.monotonic()
     writer.close()
     assert stopped - started < 5
