@@ -365,6 +365,8 @@ def test_calibrate_fits_the_features_it_is_given_or_chooses_them_and_refuses_unk
 
 
 def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, monkeypatch):
+    from lcread.errors import UsageError
+
     shipped = Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
                      scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
     rows = ambiguous_rows(tmp_path, 60, seed=5)
@@ -383,25 +385,13 @@ def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, m
     saved = Scorer(**json.loads(out.read_text())["m"])
     assert saved.weights == shipped.weights and saved.answer.features == kept.answer.features
     assert saved.threshold == kept.threshold and "--keep-ranking" in saved.source
-
-
-def test_keeping_the_ranking_chooses_the_confidence_among_the_features_given(tmp_path, monkeypatch):
-    from lcread.errors import UsageError
-
-    shipped = Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
-                     scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
-    rows = ambiguous_rows(tmp_path, 60, seed=5)
-    free = cal.keep_ranking(shipped, rows, precision=0.9)
-    assert not set(free.answer.features) <= {"a_pool", "a_members"}  # left to choose, it reads the margins
+    # the confidence is chosen among the features given (left to choose, it reads the margins)
+    assert not set(kept.answer.features) <= {"a_pool", "a_members"}
     only = cal.keep_ranking(shipped, rows, precision=0.9, pool=["a_pool", "a_members"])
     assert only.answer is None or set(only.answer.features) <= {"a_pool", "a_members"}
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "results.json").write_text(json.dumps({"settings": {"model": "m"}, "rows": rows}))
-    out = tmp_path / "reader.json"
-    save("m", shipped, out)
-    monkeypatch.setenv("LCREAD_READER_CALIBRATION", str(out))
     cal.show([tmp_path / "runs"], 0.9, out, features=["a_margin"], keep=True)
     saved = Scorer(**json.loads(out.read_text())["m"])
     assert saved.answer is None or saved.answer.features == ["a_margin"]
     with pytest.raises(UsageError, match="no feature match"):  # a ranking feature is not the confidence's
         cal.show([tmp_path / "runs"], 0.9, out, features=["match"], keep=True)
+

@@ -382,6 +382,7 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
 
 
 def _known(features: list[str] | None, among) -> None:
+    """A usage error naming the features given that are not among those that may be chosen."""
     unknown = sorted(set(features or []) - set(among))
     if unknown:
         from lcread.errors import UsageError
