@@ -61,6 +61,12 @@ def test_plural_and_pair_questions_are_told_apart():
     assert not asked("What is the default port?").pair
 
 
+def test_a_term_is_taken_whole_from_where_its_word_starts():
+    terms = asked("How many ChangeLog entries mention MySQL, PyPI, getValue, $HOME or LC_ALL in 2019?").terms
+    assert {"ChangeLog", "MySQL", "PyPI", "getValue", "HOME", "LC_ALL", "2019"} <= set(terms)
+    assert not any(t in terms for t in ("hangeLog", "ySQL", "yPI"))
+
+
 def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_path):
     text = ("Network settings.\n"
             "The default timeout is 30 seconds; set R_FETCH_TIMEOUT to change it.\n"
