@@ -259,12 +259,12 @@ class Reader:
                       answer_now=self.answer_now, cover=self.cover)
         rows = features(pool, ctx)
         # an answer is one of the grounded candidates whenever there is one: an ungrounded answer is never chosen
-        # over a value a shown line holds, whatever its score; and among those, one of the type the question asks
-        # for (a count is a number, never the date beside it) whenever there is one
+        # over a value a shown line holds, whatever its score
         ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
-                        key=lambda r: (not r.candidate.spots, not r.row["type_fits"], -r.probability))
+                        key=lambda r: (not r.candidate.spots, -r.probability))
         return Reading(ranked, self.scorer.threshold, self.scorer.floor, self.scorer.settle, free,
-                       applies=self.asked.type != "open", sure=self.scorer.confidence(_competing(ranked)))
+                       applies=self.asked.type != "open",
+                       sure=self.scorer.confidence([(r.probability, r.row) for r in ranked]))
 
     def check(self, reading: "Reading") -> tuple[str, list[str], list[Ranked]] | None:
         """A second view of a reading (the confidence's, not the ranking's): the lines of its best candidates alone,
@@ -290,7 +290,7 @@ class Reader:
         read (`features.checked`), and the reading's confidence again."""
         for r, row in zip(top, checked(scores)):
             r.row.update(row)
-        reading.sure = self.scorer.confidence(_competing(reading.ranked))
+        reading.sure = self.scorer.confidence([(r.probability, r.row) for r in reading.ranked])
 
     def located(self, answer: str) -> Candidate:
         """The model's answer as a candidate: its text, where shown sentences hold it whole; to a question asking
@@ -306,13 +306,6 @@ class Reader:
         spots = [Spot(s, m.start(), m.end()) for s in self.evidence.sentences()
                  if pattern and (m := pattern.search(s.text))]
         return Candidate(answer, _type_of(answer), spots)
-
-
-def _competing(ranked: list[Ranked]) -> list[tuple[float, dict[str, float]]]:
-    """The best candidate and those it won over, as (probability, feature row): when it is of the asked type, the
-    others of that type only (the rest were never in the running)."""
-    fits = bool(ranked) and ranked[0].row["type_fits"]
-    return [(r.probability, r.row) for r in ranked if r.row["type_fits"] or not fits]
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")

@@ -29,7 +29,8 @@ FITS: dict[str, tuple[str, ...]] = {
 
 _QUOTED = re.compile(r"[\"“‘«`]([^\"”’»`]{2,200})[\"”’»`]|(?<![A-Za-z])'([^']{2,200})'(?![A-Za-z])")
 _TERM = re.compile(r"(?<![\w])(?:[A-Za-z]+\d*(?:-[A-Za-z0-9]+)+|__\w+__|(?<![\w/])~?/[\w.\-/]*\w|--?[A-Za-z][\w-]*"
-                   r"|[A-Za-z_$][\w$]*(?:[.:][\w$]+)+\(?\)?|[A-Za-z]+[_\d][\w]*|[A-Z]?[a-z]+[A-Z]\w*|[A-Z]{2,}\w*|\d[\d,.]*)")
+                   r"|[A-Za-z_$][\w$]*(?:[.:][\w$]+)+\(?\)?|[A-Za-z]+[_\d][\w]*|[A-Z]?[a-z]+[A-Z]\w*|[A-Z]{2,}\w*"
+                   r"|\d[\d,.]*)")
 """A term starts where a word does: `ChangeLog`, `MySQL` and `PyPI` are terms whole, never from their second letter."""
 _OPTION = re.compile(r"(?:^|\s|\()([A-J])[\)\.:]\s+(.+?)(?=\s+\(?[A-J][\)\.:]\s+|$)", re.S)
 
