@@ -67,6 +67,17 @@ def test_a_term_is_taken_whole_from_where_its_word_starts():
     assert not any(t in terms for t in ("hangeLog", "ySQL", "yPI"))
 
 
+def test_a_set_is_of_one_kind_of_item(tmp_path):
+    text = ('Select the type of the progress indicator you wish to use.\nLegal indicators are "dot" and "bar".\n'
+            'The "bar" indicator is used by default; see also /etc/wgetrc and ~/.wgetrc.\n')
+    reading = reading_of(tmp_path, {"w.txt": text}, "Which progress indicator types does wget support?",
+                         ["read w.txt 1 3"])  # "indicators" is a form of the question's "indicator"
+    sets = {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+    assert "dot, bar" in sets and "/etc/wgetrc, ~/.wgetrc" in sets
+    kinds = {r.candidate.text: r.candidate.type for r in reading.ranked if r.candidate.type != "list"}
+    assert all(len({kinds[i] for i in s.items}) == 1 for s in sets.values())  # never "Select, dot, type, ..."
+
+
 def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_path):
     text = ("Network settings.\n"
             "The default timeout is 30 seconds; set R_FETCH_TIMEOUT to change it.\n"

@@ -105,6 +105,8 @@ class Patterns:
                 else:
                     s, e = m.start(), m.end()
                 span = text[s:e].strip()
+                if kind == "path" and re.search(r"\w\.$", span):  # a sentence's full stop is not the path's
+                    span, e = span[:-1], e - 1
                 if span and len(span) <= MAX_SPAN:
                     out.append((kind, s, e, span))
 

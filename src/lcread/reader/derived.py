@@ -55,17 +55,18 @@ def sets(asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -
     further items (a chain of assignments). A set's text is its items in the order the documents give them."""
     if not asked.plural:
         return []
-    items = _without_labels([c for c in pool if c.type in asked.fits and c.spots])
-    if not items:
-        return []
+    fitting = _without_labels([c for c in pool if c.type in asked.fits and c.spots])
     anchors = [t for t in asked.terms if not _is_value(t) or asked.type not in ("number", "count")] or asked.terms
-    anchors = anchors or asked.words
-    by_anchor = {a: [c for c in items if any(_holds(p.sentence, a) for p in c.spots)] for a in anchors}
-    by_anchor = {a: cs for a, cs in by_anchor.items() if cs}
-    groups: list[list[Candidate]] = list(by_anchor.values())
-    if len(by_anchor) >= 2:  # one value per part: the item nearest each term
-        groups.append([cs[0] for cs in by_anchor.values()])
-    groups += [_closure(g, items) for g in list(groups)]
+    anchors = [_anchor(a) for a in anchors or asked.words]
+    groups: list[list[Candidate]] = []
+    for kind in asked.fits:  # the items of a set are of one kind: paths with paths, quoted values with quoted values
+        items = [c for c in fitting if c.type == kind]
+        by_anchor = {a: [c for c in items if any(_holds(p.sentence, a) for p in c.spots)] for a in anchors}
+        by_anchor = {a: cs for a, cs in by_anchor.items() if cs}
+        found = list(by_anchor.values())
+        if len(by_anchor) >= 2:  # one value per part: the item nearest each term
+            found.append([cs[0] for cs in by_anchor.values()])
+        groups += found + [_closure(g, items) for g in found]
     out, seen = [], set()
     for group in groups:
         group = sorted({id(c): c for c in group}.values(), key=_position)[:SET_ITEMS]
@@ -74,7 +75,7 @@ def sets(asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -
             continue
         seen.add(keys)
         spots = [s for c in group for s in c.spots[:1]]
-        closed = len(_closure(group, items)) == len(group)
+        closed = len(_closure(group, [c for c in fitting if c.type == group[0].type])) == len(group)
         out.append(Candidate(", ".join(c.text for c in group), "list", spots, computed=True,
                              items=[c.text for c in group], complete=closed and all(searched(c.text) for c in group),
                              partial=not closed))
@@ -131,8 +132,21 @@ def _is_value(term: str) -> bool:
     return re.fullmatch(r"[\d.,:/-]+", term) is not None
 
 
-def _holds(s: Sentence, term: str) -> bool:
+def _holds(s: Sentence, term: "str | re.Pattern") -> bool:
+    if isinstance(term, re.Pattern):
+        return term.search(s.norm) is not None
     return re.search(rf"(?<![\w]){re.escape(norm(term))}(?![\w])", s.norm) is not None
+
+
+def _anchor(term: str) -> "str | re.Pattern":
+    """What marks a sentence as holding a term of the question: a plain word in any of its forms ("indicators"
+    holds "indicator"), anything else as written."""
+    if not re.fullmatch(r"[a-z]+", term):
+        return term
+    from lcread.tools.search import forms_of
+
+    forms = sorted({term} | forms_of(term), key=len, reverse=True)
+    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(norm(f)) for f in forms) + r")(?![\w])")
 
 
 def _position(c: Candidate) -> tuple:
