@@ -78,6 +78,22 @@ def test_a_set_is_of_one_kind_of_item(tmp_path):
     assert all(len({kinds[i] for i in s.items}) == 1 for s in sets.values())  # never "Select, dot, type, ..."
 
 
+def test_an_enumeration_in_prose_is_a_set_of_its_words(tmp_path):
+    text = ("It supports HTTP, HTTPS, and FTP protocols, as well as retrieval through proxies.\n"
+            "On Unix the server runs one of prefork, worker, or event, depending on the platform.\n"
+            "The archive has main, contrib and non-free areas; this and that are not items.\n")
+
+    def sets(question):
+        reading = reading_of(tmp_path, {"e.txt": text}, question, ["read e.txt 1 3"])
+        return {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+
+    found = sets("Which protocols can wget download files over?")
+    assert found["HTTP, HTTPS, FTP"].items == ["HTTP", "HTTPS", "FTP"]
+    assert found["prefork, worker, event"].spots[0].sentence.line == 2
+    assert "main, contrib, non-free" in found and not any("this" in t.split(", ") for t in found)
+    assert not [t for t in sets("Which protocol does wget use by default?") if " " in t]  # one value asked for
+
+
 def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_path):
     text = ("Network settings.\n"
             "The default timeout is 30 seconds; set R_FETCH_TIMEOUT to change it.\n"

@@ -160,7 +160,8 @@ class Reader:
         values = derived.resolved(spans, sentences)
         made = values + derived.sections(self.asked, sentences, self.heading_of) + \
             self.counts() + \
-            derived.sets(self.asked, spans + values, lambda t: self.evidence.searched(t) is not None)
+            derived.sets(self.asked, spans + values, lambda t: self.evidence.searched(t) is not None) + \
+            derived.enumerations(self.asked, sentences, self.match)
         have = {c.key: c for c in spans}
         out = list(spans)
         for c in made:  # a value lcread worked out that is also a span is one candidate: the span, so worked out

@@ -82,6 +82,31 @@ def sets(asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -
     return out
 
 
+ENUMERATION_SENTENCES = 8
+"""Enumerations are taken from this many of the shown sentences that match the question best."""
+_ITEM = r"[\"“‘'`]?[A-Za-z0-9][\w.+/-]*[\"”’'`]?"
+
+
+def enumerations(asked: Asked, sentences: list[Sentence], match) -> list[Candidate]:
+    """For a question asking for several values: each enumeration a shown sentence that matches it well makes
+    ("HTTP, HTTPS, and FTP", "prefork, worker, or event", "indexed and associative"), its items as a set. The items
+    of a list in prose are plain words, which no other span type takes."""
+    if not asked.plural:
+        return []
+    lang = load()
+    joins = lang.phrase("enumeration_joins").pattern
+    pattern = re.compile(rf"(?<![\w.-])(?:(?:{_ITEM},\s+)+{_ITEM},?|{_ITEM})\s+(?:{joins})\s+{_ITEM}(?![\w-])")
+    out: dict[str, Candidate] = {}
+    for s in sorted(sentences, key=lambda s: -match(s.text))[:ENUMERATION_SENTENCES]:
+        for m in pattern.finditer(s.text):
+            items = [i.strip("\"“”‘’'`").rstrip(".") for i in re.split(rf",?\s+(?:{joins})\s+|,\s*", m.group(0))]
+            items = [i for i in items if i and i.lower() not in lang.stopwords]
+            if 2 <= len(items) <= SET_ITEMS and len({key(i) for i in items}) == len(items):
+                c = out.setdefault(", ".join(items), Candidate(", ".join(items), "list", computed=True, items=items))
+                c.spots.append(Spot(s, m.start(), m.end()))
+    return list(out.values())
+
+
 def judge_set(c: Candidate, asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -> Candidate:
     """A set the model gave, marked as lcread's sets are: closed (nothing shown links it to a further item) and
     searched, or partial."""
