@@ -94,6 +94,14 @@ def test_an_enumeration_in_prose_is_a_set_of_its_words(tmp_path):
     assert not [t for t in sets("Which protocol does wget use by default?") if " " in t]  # one value asked for
 
 
+def test_the_models_list_answer_is_its_items_once_each(tmp_path):
+    text = 'Select the type of the progress indicator.\nLegal indicators are "dot" and "bar".\n'
+    listed = reading_of(tmp_path, {"w.txt": text}, "Which progress indicator types does wget support?",
+                        ["read w.txt 1 2"], free="bar, dot, bar")
+    located = next(r.candidate for r in listed.ranked if r.candidate.text == "bar, dot")
+    assert located.items == ["bar", "dot"] and located.spots
+
+
 def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_path):
     text = ("Network settings.\n"
             "The default timeout is 30 seconds; set R_FETCH_TIMEOUT to change it.\n"

@@ -260,15 +260,9 @@ class Reader:
                       answer_now=self.answer_now, cover=self.cover)
         rows = features(pool, ctx)
         # an answer is one of the grounded candidates whenever there is one: an ungrounded answer is never chosen
-        # over a value a shown line holds, whatever its score; to a question asking for several values, a set of
-        # them whenever the model scored one (one value of several is not the answer asked for; a set lcread made
-        # after the call has no likelihood to rank it by)
-        def a_set(r: Ranked) -> bool:
-            return bool(r.candidate.items) and ("lm_mean" in r.row or not likelihood)
-
-        several = self.asked.plural
+        # over a value a shown line holds, whatever its score
         ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
-                        key=lambda r: (not r.candidate.spots, several and not a_set(r), -r.probability))
+                        key=lambda r: (not r.candidate.spots, -r.probability))
         return Reading(ranked, self.scorer.threshold, self.scorer.floor, self.scorer.settle, free,
                        applies=self.asked.type != "open",
                        sure=self.scorer.confidence([(r.probability, r.row) for r in ranked]))
