@@ -1,7 +1,8 @@
 """Candidates lcread works out from what was shown, beside the spans themselves: a name's value where a shown line
 of code defines it, the sets of values a question asking for several may take (every value of a term, one value
-per part, a chain of names linked through shown lines), the heading a quoted line sits under, and counts of the
-lines that hold the question's words. Each is a candidate like any other: the scorer decides, nothing here does."""
+per part, a chain of names linked through shown lines, an enumeration in prose), the heading a quoted line sits
+under, and counts of the lines that hold the question's words. Each is a candidate like any other: the scorer
+decides, nothing here does."""
 
 from __future__ import annotations
 
@@ -99,7 +100,8 @@ def enumerations(asked: Asked, sentences: list[Sentence], match) -> list[Candida
     out: dict[str, Candidate] = {}
     for s in sorted(sentences, key=lambda s: -match(s.text))[:ENUMERATION_SENTENCES]:
         for m in pattern.finditer(s.text):
-            items = [i.strip("\"“”‘’'`").rstrip(".") for i in re.split(rf",?\s+(?:{joins})\s+|,\s*", m.group(0))]
+            parts = re.split(rf",?\s+(?:{joins})\s+|,\s*", m.group(0))
+            items = [i.strip("\"“”‘’'`").rstrip(".") for i in parts]
             items = [i for i in items if i and i.lower() not in lang.stopwords]
             if 2 <= len(items) <= SET_ITEMS and len({key(i) for i in items}) == len(items):
                 c = out.setdefault(", ".join(items), Candidate(", ".join(items), "list", computed=True, items=items))
