@@ -49,9 +49,9 @@ class Language:
         return self.phrases[name]
 
     def items(self, text: str) -> list[str]:
-        """The items of a list as written ("A, B and C")."""
+        """The items of a list as written ("A, B and C"), each once."""
         joins = "|".join(rf"\b{re.escape(j)}\b" for j in self.list_joins)
-        return [i.strip() for i in re.split(rf",|;|{joins}", text) if i.strip()]
+        return list(dict.fromkeys(i.strip() for i in re.split(rf",|;|{joins}", text) if i.strip()))
 
 
 @functools.lru_cache(maxsize=8)

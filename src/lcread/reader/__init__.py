@@ -296,7 +296,7 @@ class Reader:
     def located(self, answer: str) -> Candidate:
         """The model's answer as a candidate: its text, where shown sentences hold it whole; to a question asking
         for several values, each of its items."""
-        items = list(dict.fromkeys(_language().items(answer)))
+        items = _language().items(answer)
         if self.asked.plural and len(items) >= 2:
             found = [self.located(i) for i in items]
             spots = [s for c in found for s in c.spots[:1]] if all(c.spots for c in found) else []

@@ -58,11 +58,13 @@ def sets(asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -
         return []
     fitting = _without_labels([c for c in pool if c.type in asked.fits and c.spots])
     anchors = [t for t in asked.terms if not _is_value(t) or asked.type not in ("number", "count")] or asked.terms
-    anchors = [_anchor(a) for a in anchors or asked.words]
+    anchors = {a: _anchor(a) for a in anchors or asked.words}
+    # the items of a set are of one kind: paths with paths, quoted values with quoted values
+    of_kind = {kind: [c for c in fitting if c.type == kind] for kind in asked.fits}
     groups: list[list[Candidate]] = []
-    for kind in asked.fits:  # the items of a set are of one kind: paths with paths, quoted values with quoted values
-        items = [c for c in fitting if c.type == kind]
-        by_anchor = {a: [c for c in items if any(_holds(p.sentence, a) for p in c.spots)] for a in anchors}
+    for items in of_kind.values():
+        by_anchor = {a: [c for c in items if any(held.search(p.sentence.norm) for p in c.spots)]
+                     for a, held in anchors.items()}
         by_anchor = {a: cs for a, cs in by_anchor.items() if cs}
         found = list(by_anchor.values())
         if len(by_anchor) >= 2:  # one value per part: the item nearest each term
@@ -76,7 +78,7 @@ def sets(asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -
             continue
         seen.add(keys)
         spots = [s for c in group for s in c.spots[:1]]
-        closed = len(_closure(group, [c for c in fitting if c.type == group[0].type])) == len(group)
+        closed = len(_closure(group, of_kind[group[0].type])) == len(group)
         out.append(Candidate(", ".join(c.text for c in group), "list", spots, computed=True,
                              items=[c.text for c in group], complete=closed and all(searched(c.text) for c in group),
                              partial=not closed))
@@ -159,20 +161,14 @@ def _is_value(term: str) -> bool:
     return re.fullmatch(r"[\d.,:/-]+", term) is not None
 
 
-def _holds(s: Sentence, term: "str | re.Pattern") -> bool:
-    if isinstance(term, re.Pattern):
-        return term.search(s.norm) is not None
-    return re.search(rf"(?<![\w]){re.escape(norm(term))}(?![\w])", s.norm) is not None
+def _anchor(term: str) -> re.Pattern:
+    """What marks a sentence (its normalised text) as holding a term of the question: a plain word in any of its
+    forms ("indicators" holds "indicator"), anything else as written, each as a whole word."""
+    forms = [term]
+    if re.fullmatch(r"[a-z]+", term):
+        from lcread.tools.search import forms_of
 
-
-def _anchor(term: str) -> "str | re.Pattern":
-    """What marks a sentence as holding a term of the question: a plain word in any of its forms ("indicators"
-    holds "indicator"), anything else as written."""
-    if not re.fullmatch(r"[a-z]+", term):
-        return term
-    from lcread.tools.search import forms_of
-
-    forms = sorted({term} | forms_of(term), key=len, reverse=True)
+        forms = sorted({term} | forms_of(term), key=len, reverse=True)
     return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(norm(f)) for f in forms) + r")(?![\w])")
 
 
