@@ -228,8 +228,7 @@ class Reader:
                 continue
             chosen.append((k, text))
             used += len(text) + 1
-        # the best-matching line last, nearest the question: a small model reads what sits next to the question most
-        return "\n".join([text for _, text in sorted(chosen, key=lambda c: (best[c[0]], c[0]))] + counted)
+        return "\n".join([text for _, text in sorted(chosen)] + counted)
 
     def _page(self, doc: str, line: int) -> str:
         """` (page 17)` for a line of a document that has pages, else nothing."""
