@@ -25,7 +25,7 @@ FREE_CHARS = 2_000
 """Characters of the model's own answer read at most (an answer is a value or a few sentences)."""
 PASSAGE_CHARS = 6_000
 """Characters of shown lines the reader's own call puts before the question (one read's worth)."""
-PASSAGE_LINE_CHARS = 1_200
+PASSAGE_LINE_CHARS = 600
 """Characters of one shown line at most in those passages (a long line is cut around its best sentence)."""
 CHECK_CANDIDATES = 4
 """The best candidates the check reads again, each in its own line, against each other and against no answer."""
