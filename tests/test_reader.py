@@ -102,21 +102,6 @@ def test_the_models_list_answer_is_its_items_once_each(tmp_path):
     assert located.items == ["bar", "dot"] and located.spots
 
 
-def test_a_set_goes_first_when_the_question_and_the_models_answer_both_ask_for_several(tmp_path):
-    text = 'Select the type of the progress indicator.\nLegal indicators are "dot" and "bar".\n'
-    # a scorer that ranks a single value the model's answer holds above the set that is the model's answer
-    singles = Scorer(features=["members", "free"], weights=[-8.0, 12.0], bias=0.0, mean=[0.0, 0.0], scale=[1.0, 1.0],
-                     threshold=0.99)
-
-    def best(question, free):
-        reading = reading_of(tmp_path, {"w.txt": text}, question, ["read w.txt 1 2"], scorer=singles, free=free)
-        return reading.best.candidate
-
-    assert best("Which progress indicator types does wget support?", "dot and bar").items == ["dot", "bar"]
-    assert best("Which progress indicator types does wget support?", "dot").items is None  # the model named one
-    assert best("Which progress indicator does wget use?", "dot and bar").items is None  # one value asked for
-
-
 def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_path):
     text = ("Network settings.\n"
             "The default timeout is 30 seconds; set R_FETCH_TIMEOUT to change it.\n"

@@ -260,17 +260,9 @@ class Reader:
                       answer_now=self.answer_now, cover=self.cover)
         rows = features(pool, ctx)
         # an answer is one of the grounded candidates whenever there is one: an ungrounded answer is never chosen
-        # over a value a shown line holds, whatever its score; a set the model scored goes first when the question
-        # asks for several values and the model's own answer names several (each alone misleads: the question's
-        # wording read by patterns, the model's list of a line's words; a set made after the call has no
-        # likelihood to rank it by)
-        several = self.asked.plural and free is not None and len(_language().items(free)) >= 2
-
-        def not_a_set(r: Ranked) -> bool:
-            return not (r.candidate.items and ("lm_mean" in r.row or not likelihood))
-
+        # over a value a shown line holds, whatever its score
         ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
-                        key=lambda r: (not r.candidate.spots, several and not_a_set(r), -r.probability))
+                        key=lambda r: (not r.candidate.spots, -r.probability))
         return Reading(ranked, self.scorer.threshold, self.scorer.floor, self.scorer.settle, free,
                        applies=self.asked.type != "open",
                        sure=self.scorer.confidence([(r.probability, r.row) for r in ranked]))
