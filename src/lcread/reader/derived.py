@@ -164,12 +164,10 @@ def _is_value(term: str) -> bool:
 def _anchor(term: str) -> re.Pattern:
     """What marks a sentence (its normalised text) as holding a term of the question: a plain word in any of its
     forms ("indicators" holds "indicator"), anything else as written, each as a whole word."""
-    forms = [term]
-    if re.fullmatch(r"[a-z]+", term):
-        from lcread.tools.search import forms_of
+    from lcread.tools.search import forms_of, whole_words
 
-        forms = sorted({term} | forms_of(term), key=len, reverse=True)
-    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(norm(f)) for f in forms) + r")(?![\w])")
+    forms = {term} | forms_of(term) if re.fullmatch(r"[a-z]+", term) else {term}
+    return whole_words({norm(f) for f in forms})
 
 
 def _position(c: Candidate) -> tuple:

@@ -59,15 +59,14 @@ class ToolRunner:
         """How many lines of the documents hold every one of the words (each in any of its forms, case aside, as
         a whole word), and the first of them to cite: lcread's own count, read from a grep of the rarest word
         (at most COUNTED_CHARS of its matching lines are read)."""
-        from lcread.tools.search import forms_of
+        from lcread.tools.search import forms_of, whole_words
 
         forms = {w: sorted({w.lower(), *forms_of(w)}) for w in words}
         rarest = min(words, key=lambda w: sum(self.count(f) for f in forms[w][:6]))
         cmd = Command("grep", "", patterns=forms[rarest], flags={"-i", "-F", "-w"})
         result = Grep(cmd, self.store.docs, self.COUNTED_CHARS, self.config.match_window,
                       self.config.grep_timeout).run()
-        patterns = [re.compile(r"(?<![\w])(?:" + "|".join(re.escape(f) for f in forms[w]) + r")(?![\w])", re.I)
-                    for w in words]
+        patterns = [whole_words(forms[w], re.I) for w in words]
         hits = [s for s in result.shown if s.kind == "match" and all(p.search(s.text) for p in patterns)]
         lines = list(dict.fromkeys((s.doc, s.line) for s in hits))
         return len(lines), hits[:3]

@@ -114,6 +114,13 @@ def forms_of(word: str) -> set[str]:
     return {f for f in out if len(f) >= 2}
 
 
+def whole_words(forms, flags: int = 0) -> re.Pattern:
+    """A pattern that finds any of `forms` as a whole word: a word in any of its forms (`forms_of`) where lcread
+    marks or counts lines by the question's words."""
+    alternatives = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w])(?:{alternatives})(?![\w])", flags)
+
+
 def split_identifier(token: str) -> list[str]:
     """`HTTPStatus.IM_A_TEAPOT` -> http, status, im, a, teapot; `_DEFAULT_LIMIT` -> default, limit."""
     return [p.lower() for piece in re.split(r"[_.\-/:]+", token) for p in _PARTS.findall(piece)]
