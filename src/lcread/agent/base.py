@@ -133,7 +133,6 @@ class CommandLoop:
         reply = self.query(run, messages, READER_TOKENS, scoring=run.reader.scoring(pool, READER_PREFIX),
                            grammar=QUOTED_ANSWER if self.model.supports_grammar else None)
         run.read_answer = _quoted(reply.text)
-        self.prior(run, pool)
         decision = self.decide(run, pool, reply, None, check=self.checks)
         self.display.step(number=run.stats.steps, command="reader: the question after the shown lines that match "
                           "it best", observation=f"the model: {run.read_answer!r}\n"
@@ -162,21 +161,6 @@ class CommandLoop:
             self.check(run)
         self.trace.event("reading", step=run.stats.steps, **run.reading.to_dict())
         return run.gate.decide(run.reading, command, run.stats.steps, read_anything=bool(run.seen))
-
-    def prior(self, run: Run, pool) -> None:
-        """Each candidate's likelihood as the answer to the question alone, no passage shown (what the model would
-        say without reading): the reader scores what the passages add to it."""
-        todo = [c for c in pool if c.key not in run.reader.priors]
-        if not todo:
-            return
-        messages = [{"role": "system", "content": prompts.render("reader_system")},
-                    {"role": "user", "content": prompts.render("reader_prior", question=run.reader.asked.question)}]
-        self.check_limits(run)
-        context = self.model.count_tokens(messages)
-        reply = self.model.score(messages, [READER_PREFIX + c.text.replace('"', "'") + '"' for c in todo])
-        run.stats.count(reply, context)
-        for c, v in zip(todo, reply.continuation_logprobs or []):
-            run.reader.priors[c.key] = v
 
     def check(self, run: Run) -> None:
         """The check: the reading's best candidates scored again in their own lines alone, against no answer (the

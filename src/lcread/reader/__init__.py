@@ -147,8 +147,6 @@ class Reader:
         self.scores: dict[str, tuple[list[float], list[int] | None]] = {}
         """Candidate -> the token log-probabilities (and ranks) of the last call that scored it."""
         self.answer_now = 0.0
-        self.priors: dict[str, float] = {}
-        """Candidate -> its log-probability as the answer to the question alone (no passages)."""
 
     @property
     def words(self) -> list[str]:
@@ -258,9 +256,8 @@ class Reader:
                 likelihood.append(likelihood[best])
                 if ranks is not None:
                     ranks.append([0] * len(likelihood[best]))
-        prior = [self.priors.get(c.key) for c in pool]
         ctx = Context(self.asked, self.match, self.terms_at, free=free, likelihood=likelihood, ranks=ranks,
-                      answer_now=self.answer_now, cover=self.cover, prior=prior)
+                      answer_now=self.answer_now, cover=self.cover)
         rows = features(pool, ctx)
         # an answer is one of the grounded candidates whenever there is one: an ungrounded answer is never chosen
         # over a value a shown line holds, whatever its score

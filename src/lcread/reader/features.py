@@ -13,7 +13,7 @@ from lcread.reader.candidates import Candidate, key
 from lcread.reader.question import Asked
 
 LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm_share", "lm_greedy", "lm_first_rank",
-              "answer_now", "lm_pmi", "lm_pmi_mean")
+              "answer_now")
 """Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
 CHECK = ("check_share", "check_top", "check_none", "check_margin")
 """Features of the check (a second view of a reading's best candidates in their own lines, against no answer): for
@@ -45,8 +45,6 @@ class Context:
     """The log-probability that the model's reply starts as an answer."""
     cover: Callable[[str], float] | None = None
     """text -> the share of the question's own words (by weight) it holds."""
-    prior: list[float | None] | None = None
-    """Per candidate, its log-probability as the answer to the question alone, no passage shown (None: not scored)."""
 
 
 def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]]:
@@ -59,13 +57,12 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
     top_sum = max(sums, default=0.0)
     norm = top_sum + math.log(sum(math.exp(v - top_sum) for v in sums)) if sums else 0.0
     ranks = ctx.ranks or [[] for _ in candidates]
-    prior = ctx.prior or [None] * len(candidates)
     asked_words = set(_words(ctx.asked.question))
     free = key(ctx.free) if ctx.free else None
     # The kind of value lcread computes that the question asks for: a set, a count, a page, a section.
     derived = "list" if ctx.asked.plural else ctx.asked.type
     rows = []
-    for c, x, rank, before in zip(candidates, lm, ranks, prior):
+    for c, x, rank in zip(candidates, lm, ranks):
         matches = [ctx.match(p.sentence.text) for p in c.spots] or [0.0]
         best = max(range(len(matches)), key=matches.__getitem__)
         words = _words(c.text)
@@ -99,9 +96,6 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
                        lm_top=float(mean >= top_mean - 1e-9), lm_share=total - norm, answer_now=ctx.answer_now,
                        lm_greedy=sum(r == 0 for r in rank) / len(rank) if rank else 0.0,
                        lm_first_rank=math.log1p(rank[0]) if rank else 0.0)
-            if before is not None:  # what the passages add to the model's belief in the span (pointwise mutual information)
-                n = len(ctx.likelihood[len(rows)])
-                row.update(lm_pmi=total - before, lm_pmi_mean=(total - before) / n)
         rows.append(row)
     return rows
 
