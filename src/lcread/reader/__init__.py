@@ -23,7 +23,7 @@ READER_PREFIX = '"'
 """The reply's start after the reader's own prompt (reader_passages.txt asks for the answer in double quotes)."""
 FREE_CHARS = 2_000
 """Characters of the model's own answer read at most (an answer is a value or a few sentences)."""
-PASSAGE_CHARS = 3_000
+PASSAGE_CHARS = 6_000
 """Characters of shown lines the reader's own call puts before the question (one read's worth)."""
 PASSAGE_LINE_CHARS = 600
 """Characters of one shown line at most in those passages (a long line is cut around its best sentence)."""
