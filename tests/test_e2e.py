@@ -267,7 +267,6 @@ def test_router_spreads_a_batch_over_two_servers_and_fails_over(tasks, tmp_path)
         stop_server(second)
 
 
-@pytest.mark.xfail(strict=True, reason=KNOWN_WRONG)
 def test_look_alike_facts_on_the_embedded_model_give_the_right_one_verified(local_model, tmp_path):
     lines = synthetic_text(30_000, seed=8).splitlines()
     facts = {"Oxbury": "68,564", "Marlow Street": "12,310", "Kestrel Bay": "21,812", "Fenwick": "7,941"}
