@@ -167,7 +167,7 @@ def test_acs_multiple_choice_on_the_embedded_model(small_doc):
                    "Who hid the letter? A) Anne B) Elinor C) Marianne D) Lucy", "--json", "--probe", "letters")
     assert proc.returncode in (0, 4), proc.stderr.decode()  # a near-uniform posterior's pick may not verify
     out = json.loads(proc.stdout)
-    # the 0.5B model's letter posterior is close to uniform: it never reaches theta, so it reads to the end
+    # the embedded model's letter posterior is close to uniform: it never reaches theta, so it reads to the end
     assert out["answer"][0] in "ABCD" and out["stop_reason"] == "read to the end"
     for state in out["chunks"]:
         assert set(state["posterior"]) == set("ABCD") and state["probe"] == "letters"
@@ -192,7 +192,7 @@ def test_acs_likelihood_probe_stops_early_when_the_answer_is_in_the_first_chunk(
 
 
 def test_sac_on_the_embedded_model(tasks, tmp_path):
-    # The 0.5B model is unreliable at sac (12-17 of 20 needles in the benchmark), so this checks what
+    # The embedded model is unreliable at sac (the 0.5B found 12-17 of 20 needles in the benchmark), so this checks what
     # must hold whatever it answers: fresh bounded contexts, a valid state after each step, the task kept.
     task = tasks[1]
     trace = tmp_path / "sac.jsonl"
