@@ -436,3 +436,33 @@ def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, m
     with pytest.raises(UsageError, match="no feature match"):  # a ranking feature is not the confidence's
         cal.show([tmp_path / "runs"], 0.9, out, features=["match"], keep=True)
 
+
+
+def echo_rows(n: int) -> list[dict]:
+    """Bench rows whose readings differ only in whether the best answer is a word of the question (every other one,
+    and wrong) or a value of its own (right): the ranking's features are alike, so only the echo tells them apart."""
+    rows = []
+    for i in range(n):
+        echoed = bool(i % 2)
+        best = {"text": "warranty" if echoed else "42", "right": not echoed,
+                "features": {"match": 1.0, "type_fits": 1.0, "near": 1.0, "echo": float(echoed), "type_exact": 1.0}}
+        other = {"text": "7", "right": False,
+                 "features": {"match": 0.2, "type_fits": 1.0, "near": 0.1, "echo": 0.0, "type_exact": 1.0}}
+        rows.append({"task": f"e{i}", "suite": f"made{i % 7}", "group": f"e{i}",
+                     "readings": [{"step": 1, "free": None, "candidates": [best, other]}]})
+    return rows
+
+
+def test_an_answer_that_echoes_the_question_is_not_verified_once_the_confidence_has_learnt_so():
+    from lcread.reader.features import answer_features
+
+    assert answer_features([(0.9, {"echo": 1.0, "type_exact": 1.0})])["a_echo"] == 1.0
+    shipped = Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
+                     scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
+    kept = cal.keep_ranking(shipped, echo_rows(60), precision=0.9)
+    assert kept.answer is not None and "a_echo" in kept.answer.features
+    assert kept.answer.weights[kept.answer.features.index("a_echo")] < 0
+    fresh = echo_rows(20)
+    sure = [confidence_of(kept, r) for r in fresh]
+    assert all(c < kept.threshold for c, i in zip(sure, range(20)) if i % 2)  # an echo is never verified
+    assert all(c >= kept.threshold for c, i in zip(sure, range(20)) if not i % 2)

@@ -169,9 +169,11 @@ def _near(c: Candidate, best: int, terms_at) -> float:
 
 
 ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_greedy",
-          "a_answer_now", "a_type", "a_members", "a_cover") + tuple(f"a_{f}" for f in CHECK)
+          "a_answer_now", "a_type", "a_type_exact", "a_members", "a_cover", "a_echo") + tuple(f"a_{f}" for f in CHECK)
 """Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
-sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it."""
+sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it, whether its
+type is the one asked, and how much of it is the question's own words (an echo of the question is seldom the
+answer)."""
 LOGIT_CAP = 12.0
 """Log-odds beyond this say nothing more (a probability of 1 - 6e-6)."""
 
@@ -190,7 +192,8 @@ def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, f
             "a_lm_share": share if share is not None else 0.0,
             "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
             "a_greedy": row.get("lm_greedy", 0.0), "a_answer_now": row.get("answer_now", 0.0),
-            "a_type": row.get("type_fits", 0.0), "a_members": row.get("members", 0.0),
+            "a_type": row.get("type_fits", 0.0), "a_type_exact": row.get("type_exact", 0.0),
+            "a_echo": row.get("echo", 0.0), "a_members": row.get("members", 0.0),
             "a_cover": row.get("cover", 0.0), **{f"a_{f}": row[f] for f in CHECK if f in row}}
 
 
