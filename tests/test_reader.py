@@ -408,8 +408,7 @@ def test_calibrate_fits_the_features_it_is_given_or_chooses_them_and_refuses_unk
 def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, monkeypatch):
     from lcread.errors import UsageError
 
-    shipped = Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
-                     scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
+    shipped = shipped_scorer()
     rows = ambiguous_rows(tmp_path, 60, seed=5)
     kept = cal.keep_ranking(shipped, rows, precision=0.9)
     assert (kept.features, kept.weights, kept.bias) == (shipped.features, shipped.weights, shipped.bias)
@@ -437,6 +436,11 @@ def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, m
         cal.show([tmp_path / "runs"], 0.9, out, features=["match"], keep=True)
 
 
+def shipped_scorer() -> Scorer:
+    """A ranking as a shipped calibration holds one, with no confidence and a threshold nothing reaches."""
+    return Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
+                  scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
+
 
 def echo_rows(n: int) -> list[dict]:
     """Bench rows whose readings differ only in whether the best answer is a word of the question (every other one,
@@ -457,8 +461,7 @@ def test_an_answer_that_echoes_the_question_is_not_verified_once_the_confidence_
     from lcread.reader.features import answer_features
 
     assert answer_features([(0.9, {"echo": 1.0, "type_exact": 1.0})])["a_echo"] == 1.0
-    shipped = Scorer(features=["match", "type_fits", "near"], weights=[1.5, 1.0, 0.5], bias=-2.0, mean=[0.0] * 3,
-                     scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
+    shipped = shipped_scorer()
     kept = cal.keep_ranking(shipped, echo_rows(60), precision=0.9)
     assert kept.answer is not None and "a_echo" in kept.answer.features
     assert kept.answer.weights[kept.answer.features.index("a_echo")] < 0
