@@ -174,6 +174,9 @@ ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_
 sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it, whether its
 type is the one asked, and how much of it is the question's own words (an echo of the question is seldom the
 answer)."""
+OF_THE_BEST = {"a_free": "free", "a_greedy": "lm_greedy", "a_answer_now": "answer_now", "a_type": "type_fits",
+               "a_type_exact": "type_exact", "a_echo": "echo", "a_members": "members", "a_cover": "cover"}
+"""The confidence's features that are the best candidate's own (0 where its row lacks one)."""
 LOGIT_CAP = 12.0
 """Log-odds beyond this say nothing more (a probability of 1 - 6e-6)."""
 
@@ -188,13 +191,10 @@ def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, f
     rival = max((r["lm_share"] for _, r in others if "lm_share" in r), default=None)
     total = sum(q for q, _ in ranked)
     return {"a_best": _logit(p), "a_margin": _logit(p) - _logit(second), "a_share": p / total if total else 0.0,
-            "a_free": row.get("free", 0.0), "a_pool": math.log1p(len(ranked)),
-            "a_lm_share": share if share is not None else 0.0,
+            "a_pool": math.log1p(len(ranked)), "a_lm_share": share if share is not None else 0.0,
             "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
-            "a_greedy": row.get("lm_greedy", 0.0), "a_answer_now": row.get("answer_now", 0.0),
-            "a_type": row.get("type_fits", 0.0), "a_type_exact": row.get("type_exact", 0.0),
-            "a_echo": row.get("echo", 0.0), "a_members": row.get("members", 0.0),
-            "a_cover": row.get("cover", 0.0), **{f"a_{f}": row[f] for f in CHECK if f in row}}
+            **{name: row.get(f, 0.0) for name, f in OF_THE_BEST.items()},
+            **{f"a_{f}": row[f] for f in CHECK if f in row}}
 
 
 def _logit(p: float) -> float:
