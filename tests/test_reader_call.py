@@ -17,6 +17,7 @@ from lcread.trace import MemoryTrace
 QUESTION = "How long does the warranty of the Halvorsen pump run?"
 READER_SYSTEM = render("reader_system")
 CHECK_SYSTEM = render("reader_check_system", none="not stated")
+JUDGE_SYSTEM = render("reader_judge_system", yes="yes", no="no")
 
 
 def notes(tmp_path):
@@ -151,7 +152,7 @@ def checked_run(path, supports: bool):
 
 def test_the_check_scores_the_best_candidates_in_their_own_lines_against_no_answer(tmp_path):
     result, model, seen = checked_run(notes(tmp_path), supports=True)
-    assert len(queries(model)) == 1 and len(model.calls) == 2  # the check writes nothing: the model only scores
+    assert len(queries(model)) == 1 and len(model.calls) > 2  # the check and the judge write nothing: scores only
     assert result.stop.kind.name == "ANSWERED"
     check = [m for m in seen if m[0]["content"] == CHECK_SYSTEM]
     assert len(check) == 1
@@ -165,7 +166,9 @@ def test_the_check_is_made_when_the_confidence_reads_it_or_when_asked_for(tmp_pa
     path = notes(tmp_path)
     _, _, plain = run(path, ['"18 months"'], likelihood_scorer(settle=0.8))
     _, model, asked_for = run(path, ['"18 months"'], likelihood_scorer(settle=0.8), LoopConfig(reader_check=True))
-    assert plain == [READER_SYSTEM] and asked_for == [READER_SYSTEM, CHECK_SYSTEM] and len(queries(model)) == 1
+    assert plain == [READER_SYSTEM] and asked_for[:2] == [READER_SYSTEM, CHECK_SYSTEM]
+    assert set(asked_for[2:]) == {JUDGE_SYSTEM} and len(asked_for) <= 4  # the judge, of the two best at most
+    assert len(queries(model)) == 1
     _, _, never = run(path, ['"18 months"', "read notes.txt 1 3", '"18 months"'], confident_in_the_check(),
                       LoopConfig(reader_check=False, max_steps=1))
     assert never == [READER_SYSTEM, READER_SYSTEM]
@@ -175,6 +178,58 @@ def test_an_answer_the_check_finds_no_line_for_is_not_verified(tmp_path):
     result, _, _ = checked_run(notes(tmp_path), supports=False)
     assert result.answer == "18 months"  # the ranking is the first reading's; the check moves only the confidence
     assert result.verified is False and result.confidence < 0.01
+
+
+def judged_run(path, says: str):
+    """A run whose judge says `says` (yes or no) of the best candidate, with a confidence that reads only the
+    judge."""
+    seen: list[list[dict]] = []
+
+    def spans(messages, texts):
+        seen.append(messages)
+        if messages[0]["content"] == JUDGE_SYSTEM:
+            return [-0.05 if t.lower() == says else -5.0 for t in texts]
+        return [-0.05 if t.startswith("18 months") else -6.0 for t in texts]
+
+    scorer = likelihood_scorer(settle=0.5, threshold=0.9)
+    scorer.answer = Scorer(features=["a_check_judge"], weights=[3.0], bias=-6.0, mean=[0.0], scale=[1.0],
+                           threshold=1.0)
+    model = ScriptedModel(['"18 months"', "read notes.txt 1 3", '"18 months"'], scorer=spans)
+    with DocumentStore.open([str(path)]) as store:
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), LoopConfig(max_steps=1),
+                              scorer).run(QUESTION)
+    return result, seen
+
+
+def test_the_judge_reads_the_best_answers_own_lines_and_its_no_keeps_the_answer_unverified(tmp_path):
+    yes, seen = judged_run(notes(tmp_path), "yes")
+    judge = [m[1]["content"] for m in seen if m[0]["content"] == JUDGE_SYSTEM]
+    assert 1 <= len(judge) <= 2 and len(judge[0]) < 800  # the best answer's own lines, not the passages
+    assert "notes.txt:121: The warranty of the Halvorsen pump runs for 18 months from delivery." in judge[0]
+    assert "Question: " + QUESTION in judge[0] and "Proposed answer: 18 months" in judge[0]
+    assert yes.answer == "18 months" and yes.verified is True and yes.confidence > 0.99
+    no, _ = judged_run(notes(tmp_path), "no")
+    assert no.answer == "18 months"  # the judge moves the confidence, never the answer
+    assert no.verified is False and no.confidence < 0.01
+
+
+def test_the_judges_feature_is_the_log_odds_of_yes_over_no_in_any_spelling():
+    import math
+
+    from lcread.reader.features import LOGIT_CAP, judged
+
+    assert abs(judged([math.log(0.3), math.log(0.3)], [math.log(0.2), math.log(0.2)])["check_judge"]
+               - math.log(0.6 / 0.4)) < 1e-9
+    assert judged([-0.01, -0.02], [-90.0, -95.0])["check_judge"] == LOGIT_CAP
+
+
+def test_the_judges_margin_is_the_best_answers_log_odds_over_the_runner_ups_where_it_judged_both():
+    from lcread.reader.features import answer_features
+
+    ranked = [(0.6, {"lm_share": -0.2, "check_judge": 2.5}), (0.3, {"lm_share": -1.0}),
+              (0.1, {"lm_share": -3.0, "check_judge": -1.0})]
+    assert answer_features(ranked)["a_judge_margin"] == 3.5  # over the best-ranked other the judge asked about
+    assert "a_judge_margin" not in answer_features(ranked[:2])  # it judged the best alone: no margin
 
 
 def test_the_checks_features_compare_each_candidate_with_the_others_and_with_no_answer():

@@ -163,25 +163,44 @@ class CommandLoop:
         return run.gate.decide(run.reading, command, run.stats.steps, read_anything=bool(run.seen))
 
     def check(self, run: Run) -> None:
-        """The check: the reading's best candidates scored again in their own lines alone, against no answer (the
-        model scores; it writes nothing)."""
+        """The check: the reading's best candidates scored again in their own lines alone, against no answer; then
+        the judge: the model asked, of each of the two best, whether its own lines make it the answer (the model
+        scores; it writes nothing)."""
         made = run.reader.check(run.reading)
         if made is None:
             return
         lines, continuations, top = made
-        messages = [{"role": "system", "content": prompts.render("reader_check_system", none=language().none)},
-                    {"role": "user", "content": prompts.render("reader_check", lines=lines,
-                                                               question=run.reader.asked.question)}]
+        scores = self.score_aside(run, "check", [
+            {"role": "system", "content": prompts.render("reader_check_system", none=language().none)},
+            {"role": "user", "content": prompts.render("reader_check", lines=lines, question=run.reader.asked.question)}],
+            continuations)
+        if scores:
+            run.reader.checked(run.reading, top, scores)
+        words = {"yes": language().yes, "no": language().no}
+        said = [w for word in words.values() for w in (word, word.capitalize())]
+        judged = []
+        for r, lines, answer in run.reader.judge(run.reading):
+            scores = self.score_aside(run, "judge", [
+                {"role": "system", "content": prompts.render("reader_judge_system", **words)},
+                {"role": "user", "content": prompts.render("reader_judge", lines=lines, answer=answer,
+                                                           question=run.reader.asked.question, **words)}], said)
+            if scores:
+                judged.append((r, scores[:2], scores[2:]))
+        if judged:
+            run.reader.judged(run.reading, judged)
+
+    def score_aside(self, run: Run, kind: str, messages: list[dict], continuations: list[str]) -> list[float] | None:
+        """A call that scores `continuations` as the reply to `messages` (none when the window cannot hold it),
+        counted and traced as `kind`."""
         self.check_limits(run)
         context = self.model.count_tokens(messages)
         if context > self.config.context_limit:
-            return  # the lines of a few candidates never come near it; a window this small goes without the check
+            return None  # a few lines never come near it; a window this small goes without
         reply = self.model.score(messages, continuations)
         run.stats.count(reply, context)
-        self.trace.event("check", context=context, prompt_tokens=reply.prompt_tokens, latency=round(reply.latency, 3),
+        self.trace.event(kind, context=context, prompt_tokens=reply.prompt_tokens, latency=round(reply.latency, 3),
                          scores=[round(v, 3) for v in reply.continuation_logprobs or []])
-        if reply.continuation_logprobs:
-            run.reader.checked(run.reading, top, reply.continuation_logprobs)
+        return reply.continuation_logprobs
 
     def grammar(self, run: Run) -> str | None:
         """The command grammar for the embedded model (the document names as the only paths). After a repeated

@@ -12,7 +12,7 @@ from lcread.grounding.evidence import Citation, EvidenceLog, cite
 from lcread.models import Scored, Scoring
 from lcread.reader import derived
 from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in
-from lcread.reader.features import Context, checked, features
+from lcread.reader.features import Context, checked, features, judged
 from lcread.reader.question import Asked, asked, parse_options
 from lcread.reader.scorer import Scorer, scorer_for
 
@@ -31,6 +31,10 @@ CHECK_CANDIDATES = 4
 """The best candidates the check reads again, each in its own line, against each other and against no answer."""
 CHECK_LINE_CHARS = 300
 """Characters of a candidate's line in the check, around the candidate."""
+JUDGE_CANDIDATES = 2
+"""The best grounded candidates the judge asks the model about, each in a call of its own."""
+JUDGE_LINES = 3
+"""Lines of a candidate the judge reads at most (those that match the question best)."""
 
 __all__ = ["Asked", "Candidate", "Reader", "Reading", "Scorer", "asked", "parse_options", "scorer_for"]
 
@@ -291,6 +295,34 @@ class Reader:
         read (`features.checked`), and the reading's confidence again."""
         for r, row in zip(top, checked(scores)):
             r.row.update(row)
+        self._sure_again(reading)
+
+    def judge(self, reading: "Reading") -> list[tuple[Ranked, str, str]]:
+        """The judge's views of a reading (the confidence's, not the ranking's): for each of its best grounded
+        candidates, its own lines, those that match the question best, each cut around it, in document order, and
+        the candidate as the proposed answer, for the model to say whether the lines make it the answer (yes or no,
+        scored: it writes nothing)."""
+        if not reading.applies:
+            return []
+        out = []
+        for r in [r for r in reading.ranked if r.candidate.spots][:JUDGE_CANDIDATES]:
+            lines: dict[tuple[str, int], str] = {}
+            for spot in sorted(r.candidate.spots, key=lambda p: -self.match(p.sentence.text)):
+                k = (spot.sentence.doc, spot.sentence.line)
+                if k not in lines and len(lines) < JUDGE_LINES:
+                    cut = _window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)
+                    lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {cut}"
+            out.append((r, "\n".join(lines[k] for k in sorted(lines)), r.candidate.text))
+        return out
+
+    def judged(self, reading: "Reading", judged_ones: list[tuple[Ranked, list[float], list[float]]]) -> None:
+        """The judge's scores (of the language's yes and no, each as spelt) into the rows of the candidates it
+        judged (`features.judged`), and the reading's confidence again."""
+        for r, yes, no in judged_ones:
+            r.row.update(judged(yes, no))
+        self._sure_again(reading)
+
+    def _sure_again(self, reading: "Reading") -> None:
         reading.sure = self.scorer.confidence([(r.probability, r.row) for r in reading.ranked])
 
     def located(self, answer: str) -> Candidate:

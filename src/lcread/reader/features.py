@@ -15,9 +15,9 @@ from lcread.reader.question import Asked
 LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm_share", "lm_greedy", "lm_first_rank",
               "answer_now")
 """Features that need the model's log-probabilities of the spans (`Model.scores_spans`)."""
-CHECK = ("check_share", "check_top", "check_none", "check_margin")
-"""Features of the check (a second view of a reading's best candidates in their own lines, against no answer): for
-the confidence, not the ranking."""
+CHECK = ("check_share", "check_top", "check_none", "check_margin", "check_judge")
+"""Features of the check (a second view of a reading's best candidates in their own lines, against no answer, and
+the model asked whether the best one's lines make it the answer): for the confidence, not the ranking."""
 GENERIC = ("match", "match_top", "near", "type_exact", "type_fits", "free", "answered", "echo", "mentions", "pool",
            "pair_asked", "pair_unasked", "computed", "length", "spelled", "resolved", "members", "complete", "partial",
            "named", "derived_asked", "cover")
@@ -55,7 +55,7 @@ def features(candidates: list[Candidate], ctx: Context) -> list[dict[str, float]
     top_mean = max((x[0] for x in lm if x), default=0.0)
     sums = [x[3] for x in lm if x]
     top_sum = max(sums, default=0.0)
-    norm = top_sum + math.log(sum(math.exp(v - top_sum) for v in sums)) if sums else 0.0
+    norm = _logsumexp(sums) if sums else 0.0
     ranks = ctx.ranks or [[] for _ in candidates]
     asked_words = set(_words(ctx.asked.question))
     free = key(ctx.free) if ctx.free else None
@@ -105,7 +105,7 @@ def checked(sums: list[float]) -> list[dict[str, float]]:
     no answer: its share of the view's probability (no answer's included), whether it is the view's
     likeliest, no answer's share, and its log-odds over the likeliest other (no answer's included)."""
     top = max(sums)
-    norm = top + math.log(sum(math.exp(v - top) for v in sums))
+    norm = _logsumexp(sums)
     none = sums[-1]
     rows = []
     for i, v in enumerate(sums[:-1]):
@@ -113,6 +113,17 @@ def checked(sums: list[float]) -> list[dict[str, float]]:
         rows.append({"check_share": math.exp(v - norm), "check_top": float(v >= top - 1e-9),
                      "check_none": math.exp(none - norm), "check_margin": max(min(v - rival, LOGIT_CAP), -LOGIT_CAP)})
     return rows
+
+
+def judged(yes: list[float], no: list[float]) -> dict[str, float]:
+    """The judge's feature of the best candidate: the log-odds of the model's yes (in any of its spellings) over its
+    no, asked whether the candidate's lines make it the answer (the model's own probability that it is right)."""
+    return {"check_judge": max(min(_logsumexp(yes) - _logsumexp(no), LOGIT_CAP), -LOGIT_CAP)}
+
+
+def _logsumexp(values: list[float]) -> float:
+    top = max(values)
+    return top + math.log(sum(math.exp(v - top) for v in values))
 
 
 def _likelihood(tokens: list[float]) -> tuple[float, float, float, float] | None:
@@ -169,11 +180,12 @@ def _near(c: Candidate, best: int, terms_at) -> float:
 
 
 ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_greedy",
-          "a_answer_now", "a_type", "a_type_exact", "a_members", "a_cover", "a_echo") + tuple(f"a_{f}" for f in CHECK)
+          "a_answer_now", "a_type", "a_type_exact", "a_members", "a_cover", "a_echo", "a_judge_margin") + \
+    tuple(f"a_{f}" for f in CHECK)
 """Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
 sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it, whether its
 type is the one asked, and how much of it is the question's own words (an echo of the question is seldom the
-answer)."""
+answer), and by how much the model, asked, holds it right more than the runner-up it also asked about."""
 OF_THE_BEST = {"a_free": "free", "a_greedy": "lm_greedy", "a_answer_now": "answer_now", "a_type": "type_fits",
                "a_type_exact": "type_exact", "a_echo": "echo", "a_members": "members", "a_cover": "cover"}
 """The confidence's features that are the best candidate's own (0 where its row lacks one)."""
@@ -194,7 +206,14 @@ def answer_features(ranked: list[tuple[float, dict[str, float]]]) -> dict[str, f
             "a_pool": math.log1p(len(ranked)), "a_lm_share": share if share is not None else 0.0,
             "a_lm_margin": min(share - rival, LOGIT_CAP) if share is not None and rival is not None else 0.0,
             **{name: row.get(f, 0.0) for name, f in OF_THE_BEST.items()},
-            **{f"a_{f}": row[f] for f in CHECK if f in row}}
+            **{f"a_{f}": row[f] for f in CHECK if f in row}, **_judge_margin(row, [r for _, r in others])}
+
+
+def _judge_margin(best: dict[str, float], others: list[dict[str, float]]) -> dict[str, float]:
+    """The judge's log-odds for the best answer less those for the likeliest-ranked other it judged (none unless it
+    judged both)."""
+    rival = next((r["check_judge"] for r in others if "check_judge" in r), None)
+    return {"a_judge_margin": best["check_judge"] - rival} if "check_judge" in best and rival is not None else {}
 
 
 def _logit(p: float) -> float:
