@@ -204,7 +204,9 @@ def judged_run(path, says: str):
 def test_the_judge_reads_the_best_answers_own_lines_and_its_no_keeps_the_answer_unverified(tmp_path):
     yes, seen = judged_run(notes(tmp_path), "yes")
     judge = [m[1]["content"] for m in seen if m[0]["content"] == JUDGE_SYSTEM]
-    assert 1 <= len(judge) <= 2 and len(judge[0]) < 800  # the best answer's own lines, not the passages
+    assert len(judge) == 2 and len(judge[0]) < 800  # the two best, each in its own lines, not the passages
+    assert "Proposed answer: 119" in judge[1] and "notes.txt:120: Routine note 119" in judge[1]
+    assert "Halvorsen pump runs" not in judge[1]  # the runner-up's line alone
     assert "notes.txt:121: The warranty of the Halvorsen pump runs for 18 months from delivery." in judge[0]
     assert "Question: " + QUESTION in judge[0] and "Proposed answer: 18 months" in judge[0]
     assert yes.answer == "18 months" and yes.verified is True and yes.confidence > 0.99

@@ -177,15 +177,15 @@ class CommandLoop:
         if scores:
             run.reader.checked(run.reading, top, scores)
         words = {"yes": language().yes, "no": language().no}
-        said = [w for word in words.values() for w in (word, word.capitalize())]
         judged = []
         for r, lines, answer in run.reader.judge(run.reading):
             scores = self.score_aside(run, "judge", [
                 {"role": "system", "content": prompts.render("reader_judge_system", **words)},
                 {"role": "user", "content": prompts.render("reader_judge", lines=lines, answer=answer,
-                                                           question=run.reader.asked.question, **words)}], said)
+                                                           question=run.reader.asked.question, **words)}],
+                run.reader.judge_replies())
             if scores:
-                judged.append((r, scores[:2], scores[2:]))
+                judged.append((r, scores))
         if judged:
             run.reader.judged(run.reading, judged)
 

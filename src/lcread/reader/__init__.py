@@ -281,11 +281,8 @@ class Reader:
             return None
         lines: dict[tuple[str, int], str] = {}
         for r in top:
-            spot = max(r.candidate.spots, key=lambda p: self.match(p.sentence.text))
-            k = (spot.sentence.doc, spot.sentence.line)
-            if k not in lines:
-                cut = _window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)
-                lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {cut}"
+            k, text = self._line_of(max(r.candidate.spots, key=lambda p: self.match(p.sentence.text)))
+            lines.setdefault(k, text)
         replies = [READER_PREFIX + text.replace('"', "'") + ANSWER_END
                    for text in [r.candidate.text for r in top] + [_language().none]]
         return "\n".join(lines[k] for k in sorted(lines)), replies, top
@@ -308,18 +305,30 @@ class Reader:
         for r in [r for r in reading.ranked if r.candidate.spots][:JUDGE_CANDIDATES]:
             lines: dict[tuple[str, int], str] = {}
             for spot in sorted(r.candidate.spots, key=lambda p: -self.match(p.sentence.text)):
-                k = (spot.sentence.doc, spot.sentence.line)
-                if k not in lines and len(lines) < JUDGE_LINES:
-                    cut = _window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)
-                    lines[k] = f"{k[0]}:{k[1]}{self._page(*k)}: {cut}"
+                k, text = self._line_of(spot)
+                if len(lines) < JUDGE_LINES:
+                    lines.setdefault(k, text)
             out.append((r, "\n".join(lines[k] for k in sorted(lines)), r.candidate.text))
         return out
 
-    def judged(self, reading: "Reading", judged_ones: list[tuple[Ranked, list[float], list[float]]]) -> None:
-        """The judge's scores (of the language's yes and no, each as spelt) into the rows of the candidates it
-        judged (`features.judged`), and the reading's confidence again."""
-        for r, yes, no in judged_ones:
-            r.row.update(judged(yes, no))
+    def judge_replies(self) -> list[str]:
+        """The replies the judge scores: the language's yes, then its no, each as written and capitalised
+        (`judged` reads them in this order)."""
+        return [w for word in (_language().yes, _language().no) for w in (word, word.capitalize())]
+
+    def _line_of(self, spot: Spot) -> tuple[tuple[str, int], str]:
+        """A candidate's line as the check and the judge show it, `DOC:LINE (page N): text`, cut to
+        CHECK_LINE_CHARS around the candidate, with its (document, line)."""
+        k = (spot.sentence.doc, spot.sentence.line)
+        cut = _window(spot.sentence.text, (spot.start + spot.end) // 2, CHECK_LINE_CHARS)
+        return k, f"{k[0]}:{k[1]}{self._page(*k)}: {cut}"
+
+    def judged(self, reading: "Reading", judged_ones: list[tuple[Ranked, list[float]]]) -> None:
+        """The judge's scores (of `judge_replies`, in order: the yeses, then the noes) into the rows of the
+        candidates it judged (`features.judged`), and the reading's confidence again."""
+        for r, scores in judged_ones:
+            half = len(scores) // 2
+            r.row.update(judged(scores[:half], scores[half:]))
         self._sure_again(reading)
 
     def _sure_again(self, reading: "Reading") -> None:
