@@ -442,30 +442,52 @@ def shipped_scorer() -> Scorer:
                   scale=[1.0] * 3, threshold=1.0, settle=1.0, source="shipped")
 
 
-def echo_rows(n: int) -> list[dict]:
-    """Bench rows whose readings differ only in whether the best answer is a word of the question (every other one,
-    and wrong) or a value of its own (right): the ranking's features are alike, so only the echo tells them apart."""
+def told_apart_rows(n: int, feature: str, wrong: float) -> list[dict]:
+    """Bench rows whose readings differ only in one feature of the best answer: every other one has it at `wrong`
+    (and is wrong), the others at the opposite (and are right). The ranking's features are alike, so only that
+    feature tells them apart."""
     rows = []
     for i in range(n):
-        echoed = bool(i % 2)
-        best = {"text": "warranty" if echoed else "42", "right": not echoed,
-                "features": {"match": 1.0, "type_fits": 1.0, "near": 1.0, "echo": float(echoed), "type_exact": 1.0}}
+        odd = bool(i % 2)
+        best = {"text": "warranty" if odd else "42", "right": not odd,
+                "features": {"match": 1.0, "type_fits": 1.0, "near": 1.0, "echo": 0.0, "match_top": 1.0,
+                             "type_exact": 1.0, feature: wrong if odd else 1.0 - wrong}}
         other = {"text": "7", "right": False,
-                 "features": {"match": 0.2, "type_fits": 1.0, "near": 0.1, "echo": 0.0, "type_exact": 1.0}}
+                 "features": {"match": 0.2, "type_fits": 1.0, "near": 0.1, "echo": 0.0, "match_top": 0.0,
+                              "type_exact": 1.0}}
         rows.append({"task": f"e{i}", "suite": f"made{i % 7}", "group": f"e{i}",
                      "readings": [{"step": 1, "free": None, "candidates": [best, other]}]})
     return rows
+
+
+def learns_to_distrust(feature: str, wrong: float) -> None:
+    """A confidence fitted with the ranking kept on `told_apart_rows` reads the best answer's `feature`, weighted
+    away from `wrong`, and then verifies every fresh right answer and none of the wrong ones."""
+    from lcread.reader.features import OF_THE_BEST
+
+    name = next(a for a, f in OF_THE_BEST.items() if f == feature)
+    kept = cal.keep_ranking(shipped_scorer(), told_apart_rows(60, feature, wrong), precision=0.9)
+    assert kept.answer is not None and name in kept.answer.features
+    assert (kept.answer.weights[kept.answer.features.index(name)] < 0) == (wrong > 0.5)
+    sure = [confidence_of(kept, r) for r in told_apart_rows(20, feature, wrong)]
+    assert all(c < kept.threshold for c, i in zip(sure, range(20)) if i % 2)  # a wrong one is never verified
+    assert all(c >= kept.threshold for c, i in zip(sure, range(20)) if not i % 2)
 
 
 def test_an_answer_that_echoes_the_question_is_not_verified_once_the_confidence_has_learnt_so():
     from lcread.reader.features import answer_features
 
     assert answer_features([(0.9, {"echo": 1.0, "type_exact": 1.0})])["a_echo"] == 1.0
-    shipped = shipped_scorer()
-    kept = cal.keep_ranking(shipped, echo_rows(60), precision=0.9)
-    assert kept.answer is not None and "a_echo" in kept.answer.features
-    assert kept.answer.weights[kept.answer.features.index("a_echo")] < 0
-    fresh = echo_rows(20)
-    sure = [confidence_of(kept, r) for r in fresh]
-    assert all(c < kept.threshold for c, i in zip(sure, range(20)) if i % 2)  # an echo is never verified
-    assert all(c >= kept.threshold for c, i in zip(sure, range(20)) if not i % 2)
+    learns_to_distrust("echo", wrong=1.0)
+
+
+def test_an_answer_outside_the_line_the_question_matches_best_is_trusted_less_once_learnt():
+    """The retrieval's view of the answer's line is among the confidence's features: whether it is the shown line
+    that matches the question best, how well it matches against that one, how near the answer sits to a question
+    word, and how many shown lines hold the answer."""
+    from lcread.reader.features import answer_features
+
+    row = {"match": 0.4, "match_top": 0.0, "near": 0.8, "mentions": 1.1}
+    got = answer_features([(0.9, row), (0.1, {"match": 1.0, "match_top": 1.0})])
+    assert (got["a_match"], got["a_match_top"], got["a_near"], got["a_mentions"]) == (0.4, 0.0, 0.8, 1.1)
+    learns_to_distrust("match_top", wrong=0.0)

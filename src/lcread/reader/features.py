@@ -180,14 +180,18 @@ def _near(c: Candidate, best: int, terms_at) -> float:
 
 
 ANSWER = ("a_best", "a_margin", "a_share", "a_free", "a_pool", "a_lm_share", "a_lm_margin", "a_greedy",
-          "a_answer_now", "a_type", "a_type_exact", "a_members", "a_cover", "a_echo", "a_judge_margin") + \
+          "a_answer_now", "a_type", "a_type_exact", "a_members", "a_cover", "a_echo", "a_judge_margin", "a_match",
+          "a_match_top", "a_near", "a_mentions") + \
     tuple(f"a_{f}" for f in CHECK)
 """Features of a reading's best answer against the pool it won over (the confidence's, not the ranking's): how
 sure the scorer is of it, by how much it beats the runner-up, whether the model's own answer is it, whether its
 type is the one asked, and how much of it is the question's own words (an echo of the question is seldom the
-answer), and by how much the model, asked, holds it right more than the runner-up it also asked about."""
+answer), and by how much the model, asked, holds it right more than the runner-up it also asked about; and the
+retrieval's view of its line: how well that line matches the question against the best shown line, whether it is
+the best, how near the answer sits to a question word in it, and how many shown lines hold the answer."""
 OF_THE_BEST = {"a_free": "free", "a_greedy": "lm_greedy", "a_answer_now": "answer_now", "a_type": "type_fits",
-               "a_type_exact": "type_exact", "a_echo": "echo", "a_members": "members", "a_cover": "cover"}
+               "a_type_exact": "type_exact", "a_echo": "echo", "a_members": "members", "a_cover": "cover",
+               "a_match": "match", "a_match_top": "match_top", "a_near": "near", "a_mentions": "mentions"}
 """The confidence's features that are the best candidate's own (0 where its row lacks one)."""
 LOGIT_CAP = 12.0
 """Log-odds beyond this say nothing more (a probability of 1 - 6e-6)."""
