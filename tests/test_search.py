@@ -285,6 +285,77 @@ def test_a_large_document_s_heading_path_is_found_in_the_lines_above(write, monk
     assert tools.sections(store.docs[0]).enclosing(30) == (3, "# Guide > ## Backups")
 
 
+def test_a_word_of_letters_and_digits_is_looked_for_whole_and_its_digits_alone_are_not(write):
+    terms = {t.key: t for t in query_terms("Since which release is the proxy built with LZ77 and IPv6 support?",
+                                           STOPWORDS)}
+    assert terms["lz77"].whole and terms["ipv6"].whole and "77" not in terms and "6" not in terms
+    lines = list(FILLER)
+    lines[100] = "Build notes: the proxy may be built with zlib; 6 modules changed, 77 tests added."
+    lines[300] = "Change: the proxy is now built with LZ77 by default."
+    store = DocumentStore.open([str(write("notes.txt", "\n".join(lines) + "\n"))])
+    out = ToolRunner(store).run(parse("search is the proxy built with LZ77 by default"))
+    assert out.text.splitlines()[1].startswith("[1] notes.txt:301")
+
+
+RELEASES = """GADGET NEWS
+
+Changes with gadget 2.4.0                                        12 Mar 2024
+
+    *) Feature: the "spool_limit" directive.
+
+    *) Bugfix: a crash when the spool was empty; the bug had appeared in 1.9.2.
+
+Changes with gadget 2.3.1                                        02 Jan 2024
+
+    *) Change: now gadget is built with the LZ77 library by default.
+{filler}
+    *) Bugfix: gadget could not be built without zlib; the bug had appeared in 2.2.8.
+
+Changes with gadget 2.0
+
+    *) Feature: the "spool_path" directive.
+"""
+
+
+def test_a_release_log_s_line_is_shown_with_the_release_it_belongs_to(write):
+    """A release log's lines say what changed, the header above them in which release: the search shows that
+    header with each passage, as a line of its own (so it can be the answer and be cited), as far as the next
+    release's header, dated or not."""
+    filler = "\n".join(f"    *) Bugfix: minor fix number {i} in the harbour module." for i in range(60))
+    store = DocumentStore.open([str(write("CHANGES", RELEASES.format(filler=filler)))])
+    tools = ToolRunner(store)
+    out = tools.run(parse("search since which version is gadget built with LZ77 by default"))
+    first = out.text.splitlines()[1:4]
+    assert first[0].startswith("[1] CHANGES:11") and first[1].startswith("9: Changes with gadget 2.3.1")
+    assert any(s.line == 9 and s.text.startswith("Changes with gadget 2.3.1") for s in out.shown)
+    sections = tools.sections(store.docs[0])
+    far = 11 + 62  # the last line of 2.3.1's entries, 60 lines below its header
+    assert sections.release(far)[0] == 9 and sections.release(5)[0] == 3
+    assert sections.release(far + 4) is None  # under "Changes with gadget 2.0": no date, but a release of its own
+
+
+@pytest.mark.parametrize("line", [
+    "2026-11-30 10:00:01 status installed gadget:amd64 2.3.1",  # a log's line: a time of day
+    "This manual documents gadget 2.3.1, last updated 12 March 2024.",  # prose
+    "Version 2.3.1 came out in 2024",  # no full date
+])
+def test_a_line_with_a_version_and_a_date_that_is_no_release_header_is_no_heading(write, line):
+    text = line + "\n" + "\n".join(FILLER[:20]) + "\n"
+    tools = ToolRunner(DocumentStore.open([str(write("notes.txt", text))]))
+    sections = tools.sections(tools.store.docs[0])
+    assert not sections.dated and sections.release(10) is None
+
+
+def test_a_changelog_s_entries_are_dated_by_their_header(write):
+    text = "2024-03-12  Ada Byron  <ada@example.org>\n\n\t* spool.c (drain): Count empty spools.\n\n" \
+           "2024-01-02  Tom Kilburn  <tom@example.org>\n\n\t* spool.c (fill): Check the limit.\n\n" \
+           "gadget (2.3.1-1) unstable; urgency=medium\n\n  * New upstream release.\n"
+    tools = ToolRunner(DocumentStore.open([str(write("ChangeLog", text))]))
+    sections = tools.sections(tools.store.docs[0])
+    assert sections.release(3) == (1, "2024-03-12  Ada Byron  <ada@example.org>")
+    assert sections.release(7)[0] == 5 and sections.release(11)[0] == 9
+
+
 def _log(write, name="big.log", lines=40_000):
     rows = [f"2026-11-30T10:00:{i % 60:02d} INFO worker-{i % 32} request {i} served in 12 ms from shard {i % 16}"
             for i in range(lines)]

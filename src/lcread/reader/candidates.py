@@ -132,7 +132,7 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
     lang = language or load()
     if asked.type == "open":
         return []  # an open question's answer is the model's own
-    patterns = _patterns(lang)
+    patterns = patterns_of(lang)
     fits = set(asked.fits)
     found: dict[str, Candidate] = {}
     score = {s: match(s.text) for s in sentences}
@@ -178,7 +178,8 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
 _CACHE: dict[str, Patterns] = {}
 
 
-def _patterns(lang: Language) -> Patterns:
+def patterns_of(lang: Language) -> Patterns:
+    """The span patterns of a language, made once."""
     if lang.name not in _CACHE:
         _CACHE[lang.name] = Patterns(lang)
     return _CACHE[lang.name]

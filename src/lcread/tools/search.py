@@ -55,6 +55,9 @@ systems rank passages)."""
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.'-]*[A-Za-z0-9]|[A-Za-z]|\d+(?:[.,:]\d+)*")
 _COMPOUND = re.compile(r"[A-Za-z][A-Za-z0-9]+(?:-[A-Za-z0-9]+)+")
 _PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_MIXED = re.compile(r"(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{2,}")
+"""Letters and digits in one word (PCRE2, IPv6, urllib3, m4, SHA1): a name, matched whole; its digits alone are
+not a term (the "6" of IPv6 would match every line with a 6)."""
 RELATED_WEIGHT = 0.5
 """A word the language's table relates to one of the query's ("minimum": "at least") counts at this weight."""
 
@@ -178,11 +181,13 @@ def query_terms(text: str, stopwords: set[str]) -> list[Term]:
             words.append(low)
         else:
             words.append("")
-        if is_identifier(token) or _COMPOUND.fullmatch(token):  # a hyphenated name whole too: keyseq-timeout
+        mixed = _MIXED.fullmatch(token)
+        if is_identifier(token) or _COMPOUND.fullmatch(token) or mixed:  # a hyphenated name whole too: keyseq-timeout
             for name in {token, *(p for p in token.split(".") if is_identifier(p))}:
                 add(name.lower().strip("_"), {name.lower().strip("_")}, whole=True)
         for part in split_identifier(token) if re.search(r"[A-Za-z]", token) else [token]:
-            if part in stopwords or part in asking or (len(part) < 3 and not part.isdigit()):
+            if part in stopwords or part in asking or (len(part) < 3 and not part.isdigit()) or \
+                    (mixed and part.isdigit()):
                 continue
             if part.isdigit():
                 add(part, {part})
@@ -203,7 +208,8 @@ def text_terms(text: str, index: dict[str, str]) -> list[str]:
         token = match.group(0).strip(".'-")
         low = token.lower()
         hit = index.get(low)
-        if hit is None and (is_identifier(token) or "_" in token or "-" in token):  # keyseq-timeout: keyseq, timeout
+        if hit is None and (is_identifier(token) or "_" in token or "-" in token or _MIXED.fullmatch(token)):
+            # keyseq-timeout: keyseq, timeout; PCRE2: pcre
             parts = split_identifier(token)
             if low in index:
                 out.append(index[low])
@@ -492,11 +498,12 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
     for spot in spots:
         passage = spot if spot.chars else _widen(spot)
         heading = sections(passage.doc).enclosing(passage.start) if sections else None
+        release = sections(passage.doc).release(passage.start) if sections else None
         where = passage.doc.name + ("\n" + heading[1] if heading else "")
         said = "\n".join(t for _, t in passage.lines or [(0, passage.text)] if not TOC_LEADER.search(t))
         passage.score = max(ranker.score(said + "\n" + where) if said else 0.0,
                             0.0 if TOC_LEADER.search(spot.text) else spot.score)  # a table of contents says nothing
-        if kind and holds_value(said, kind):
+        if kind and holds_value(said + ("\n" + release[1] if release else ""), kind):  # the release it is in
             passage.score *= VALUE_BONUS
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
                (p.chars is None or passage.chars is None or _overlap(p.chars, passage.chars))
@@ -546,10 +553,15 @@ def _render(query: str, terms: list[Term], passages: list[Passage], candidates: 
         if place and source and place.startswith(source):  # a compressed file's own name says nothing new
             place = place[len(source):].lstrip(", ") or None
         where = f"{p.doc.name}:{p.start}" + (f"-{p.end}" if p.end > p.start else "")
+        release = sections(p.doc).release(p.start) if sections and not p.chars else None
+        release = release if release and release[0] < p.start else None
         label = " · ".join(filter(None, [where, place if place and place != (section or (0, ""))[1] else None,
-                                         section[1][:120] if section else None]))
+                                         section[1][:120] if section and section != release else None]))
         rows = [f"[{n}] {label}"]
         pieces = []
+        if release:  # the release (or log entry) these lines belong to, shown with them as a line of their own
+            rows.append(f"{release[0]}: {release[1]}")
+            pieces.append(Shown(p.doc.name, release[0], 0, release[1], kind="context", section=section))
         for number, text in p.lines:
             if p.chars:
                 start, end = p.chars
