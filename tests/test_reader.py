@@ -28,7 +28,7 @@ def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[st
             evidence.add(observation.shown, observation.search)
         ranker = tools.question_ranker(question)
         reader = Reader(asked(question), evidence, scorer or PRIOR, ranker.score, ranker.spans,
-                        count_lines=tools.count_lines, cover=ranker.cover)
+                        count_lines=tools.count_lines, cover=ranker.cover, count_entries=tools.count_entries)
         return reader.read(reader.pool(), None, free)
 
 
@@ -136,6 +136,21 @@ def test_how_many_counts_the_lines_of_the_whole_input_that_hold_the_question_wor
     # a count lcread computed is the kind of value the question asks for; a number shown in a line is not
     assert counts["7"].row["derived_asked"] == 1.0
     assert all(r.row["derived_asked"] == 0.0 for r in reading.ranked if not r.candidate.computed)
+
+
+def test_how_many_entries_counts_a_log_s_entries_by_the_words_their_headers_hold(tmp_path):
+    """"How many entries did A write in 2019" counts the ChangeLog's entries whose header holds the name and the
+    year: no line holds "entries" or "write", so a count of lines finds nothing; the entries' headers do."""
+    entries = [("2019-05-30", "Ada Byron", "ada@example.org"), ("2019-02-19", "Ada Byron", "ada@example.org"),
+               ("2019-01-07", "Tom Kilburn", "tom@example.org"), ("2018-12-31", "Ada Byron", "ada@example.org"),
+               ("2019-01-02", "Ada Byron", "ada@example.org")]
+    log = "".join(f"{date}  {name}  <{mail}>\n\n\t* spool.c (drain): Count the spool of {date}.\n\n"
+                  for date, name, mail in entries)
+    reading = reading_of(tmp_path, {"ChangeLog": log}, "How many ChangeLog entries did Ada Byron write in 2019?",
+                         ["search How many ChangeLog entries did Ada Byron write in 2019?"])
+    counts = {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.type == "count"}
+    assert counts["3"].unit == "entries" and "2019" in counts["3"].counted and "entries" not in counts["3"].counted
+    assert counts["3"].spots[0].sentence.text.startswith("2019-05-30  Ada Byron")  # cited on an entry's header
 
 
 def test_cover_is_the_share_of_the_questions_words_a_candidates_line_holds(tmp_path):

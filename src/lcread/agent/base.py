@@ -83,7 +83,7 @@ class CommandLoop:
         evidence = EvidenceLog()
         ranker = self.tools.question_ranker(text)
         reader = Reader(asked(text, options), evidence, self.scorer, ranker.score, ranker.spans, self.actions.place_of,
-                        self.actions.heading_of, self.tools.count_lines, ranker.cover)
+                        self.actions.heading_of, self.tools.count_lines, ranker.cover, self.tools.count_entries)
         run = Run(question, reader, AnswerGate(self.config, self.trace, example_term(question)), evidence)
         self.display.start(question=question, model=self.model.name, mode=self.mode,
                            documents=self.tools.store.listing(), limit=self.config.context_limit)

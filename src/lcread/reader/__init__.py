@@ -141,12 +141,14 @@ class Reader:
     """Reads the run's evidence for the question: which candidates to score, then their probabilities."""
 
     def __init__(self, question: Asked, evidence: EvidenceLog, scorer: Scorer, match, terms_at, place_of=None,
-                 heading_of=None, count_lines=None, cover=None):
+                 heading_of=None, count_lines=None, cover=None, count_entries=None):
         self.asked, self.evidence, self.scorer = question, evidence, scorer
         self.match, self.terms_at, self.cover = match, terms_at, cover
         self.place_of, self.heading_of, self.count_lines = place_of, heading_of, count_lines
+        self.count_entries = count_entries
         """(doc, line) -> the page or heading path of a converted document's line; (doc, line) -> the heading a line
-        sits under; words -> how many lines of the whole input hold them all, and the first of those lines."""
+        sits under; words -> how many lines of the whole input hold them all, and the first of those lines; words ->
+        how many release or log entries of the searched documents hold those of them any entry's header holds."""
         self._counts: list[Candidate] | None = None
         self.scores: dict[str, tuple[list[float], list[int] | None]] = {}
         """Candidate -> the token log-probabilities (and ranks) of the last call that scored it."""
@@ -175,7 +177,7 @@ class Reader:
                 out.append(c)
             elif c.source or c.items or c.counted:
                 same.source, same.items = same.source or c.source, same.items or c.items
-                same.counted = same.counted or c.counted
+                same.counted, same.unit = (same.counted, same.unit) if same.counted else (c.counted, c.unit)
                 same.complete, same.partial = c.complete, c.partial
                 same.spots += [p for p in c.spots if p not in same.spots]
         return out
@@ -184,7 +186,7 @@ class Reader:
         """lcread's counts for a "how many" question, made once a run (they read the whole input, not what was
         shown); copies, as the pool merges spots into its candidates."""
         if self._counts is None:
-            self._counts = derived.counts(self.asked, self.count_lines)
+            self._counts = derived.counts(self.asked, self.count_lines, self.count_entries)
         return [replace(c, spots=list(c.spots)) for c in self._counts]
 
     def names_to_resolve(self, reading: "Reading") -> list[str]:
@@ -221,8 +223,8 @@ class Reader:
         for p in self.evidence.pieces:
             if p.kind != "heading":
                 lines[(p.doc, p.line)] = (lines.get((p.doc, p.line), "") + " " + p.text).strip()
-        counted = [prompts.render("reader_count", count=c.text, words=", ".join(c.counted)) for c in pool or []
-                   if c.counted]
+        counted = [prompts.render(f"reader_count_{c.unit}", count=c.text, words=", ".join(c.counted))
+                   for c in pool or [] if c.counted]
         budget -= sum(len(c) + 1 for c in counted)
         best = {k: max(map(self.match, _SENTENCE.findall(text)), default=0.0) for k, text in lines.items()}
         chosen, used = [], 0

@@ -46,6 +46,8 @@ class Candidate:
     counted: tuple[str, ...] | None = None
     """For a count: the words every counted line holds (the reader's own call reads the count beside the
     passages)."""
+    unit: str = "lines"
+    """For a count: what it counts, lines or entries (a release log's releases, a ChangeLog's entries)."""
 
     @property
     def key(self) -> str:

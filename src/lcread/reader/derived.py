@@ -138,9 +138,10 @@ def sections(asked: Asked, sentences: list[Sentence], heading_of) -> list[Candid
     return list(out.values())
 
 
-def counts(asked: Asked, count_lines) -> list[Candidate]:
+def counts(asked: Asked, count_lines, count_entries=None) -> list[Candidate]:
     """How many lines of the whole input hold every word of the question (each word in any of its forms), then
-    with each word left out in turn: what "how many X were logged at Y" counts when no line states it."""
+    with each word left out in turn: what "how many X were logged at Y" counts when no line states it; and how
+    many release or log entries hold those of its words their headers hold ("how many releases in 2021")."""
     if asked.type != "count" or count_lines is None:
         return []
     words = [w for w in asked.words if w not in load().not_counted][:6]
@@ -154,6 +155,10 @@ def counts(asked: Asked, count_lines) -> list[Candidate]:
             c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=tuple(terms)))
             shown = [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines]
             c.spots += shown[:3 - len(c.spots)]
+    n, held, heads = count_entries(words) if count_entries else (0, (), [])
+    if n and str(n) not in out:
+        out[str(n)] = Candidate(str(n), "count", [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text))
+                                                 for p in heads], computed=True, counted=held, unit="entries")
     return list(out.values())
 
 

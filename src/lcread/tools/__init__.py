@@ -71,6 +71,20 @@ class ToolRunner:
         lines = list(dict.fromkeys((s.doc, s.line) for s in hits))
         return len(lines), hits[:3]
 
+    def count_entries(self, words: list[str]):
+        """How many of the release or log entries (the dated headings: `Sections.release`) of the documents searched
+        so far hold every one of the words that any of their headers holds (each in any of its forms, case aside,
+        as a whole word): "how many releases came out in 2021", "how many entries by A. Name in 2019" count entries,
+        not lines. Returns the count, the words it counted by, and the first headers to cite."""
+        from lcread.tools.search import forms_of, whole_words
+
+        heads = [(s.doc, n, text) for s in self._sections.values() if not s.nearby
+                 for n, _, text in s.items if n in s.dated]
+        patterns = {w: whole_words({w.lower(), *forms_of(w)}, re.I) for w in words}
+        held = [w for w in words if any(patterns[w].search(text) for _, _, text in heads)]
+        hits = [(doc, n, text) for doc, n, text in heads if all(patterns[w].search(text) for w in held)] if held else []
+        return len(hits), tuple(held), [Shown(doc.name, n, 0, text, kind="match") for doc, n, text in hits[:3]]
+
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
         if doc.name not in self._sections:
