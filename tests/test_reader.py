@@ -153,6 +153,18 @@ def test_how_many_entries_counts_a_log_s_entries_by_the_words_their_headers_hold
     assert counts["3"].spots[0].sentence.text.startswith("2019-05-30  Ada Byron")  # cited on an entry's header
 
 
+def test_entries_are_counted_without_a_word_only_one_header_holds(tmp_path):
+    """One header naming its release ("the spool release") holds "release": counting by it would count that one
+    entry or none, so each word is also left out in turn, as lcread's count of lines does."""
+    news = "".join(f"Changes with gadget {version}{' ' * 20}{date}\n\n    *) Bugfix: a fix in {version}.\n\n"
+                   for version, date in [("2.4.0", "12 Mar 2024"), ("2.3.1", "02 Jan 2024"),
+                                         ("2.3.0, the spool release", "05 Nov 2023"), ("2.2.0", "09 Jun 2023")])
+    reading = reading_of(tmp_path, {"CHANGES": news}, "How many gadget releases came out in 2024?",
+                         ["search How many gadget releases came out in 2024?"])
+    counts = {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.type == "count"}
+    assert counts["2"].unit == "entries" and set(counts["2"].counted) == {"2024", "gadget"}
+
+
 def test_cover_is_the_share_of_the_questions_words_a_candidates_line_holds(tmp_path):
     text = ("The spool directory that holds the mail queue is /var/spool/mq.\n"
             "Temporary mail files go to /var/tmp/mq.\n"

@@ -155,10 +155,12 @@ def counts(asked: Asked, count_lines, count_entries=None) -> list[Candidate]:
             c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=tuple(terms)))
             shown = [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines]
             c.spots += shown[:3 - len(c.spots)]
-    n, held, heads = count_entries(words) if count_entries else (0, (), [])
-    if n and str(n) not in out:
-        out[str(n)] = Candidate(str(n), "count", [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text))
-                                                 for p in heads], computed=True, counted=held, unit="entries")
+    for terms in tries[:COUNTS] if count_entries else []:
+        n, held, heads = count_entries(terms) if terms else (0, (), [])
+        if n and str(n) not in out:
+            out[str(n)] = Candidate(str(n), "count", [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text))
+                                                     for p in heads], computed=True, counted=held,
+                                    unit="entries")
     return list(out.values())
 
 

@@ -10,6 +10,7 @@ from lcread.documents import Changed, Document, DocumentStore
 from lcread.tools.evidence import Search, Shown
 from lcread.tools.grep import Grep, count_matches
 from lcread.tools.headings import Sections
+from lcread.tools.search import forms_of, whole_words
 from lcread.tools.parse import COMMANDS, USAGE, Command, ParseError, parse
 from lcread.language import load as load_language
 
@@ -59,8 +60,6 @@ class ToolRunner:
         """How many lines of the documents hold every one of the words (each in any of its forms, case aside, as
         a whole word), and the first of them to cite: lcread's own count, read from a grep of the rarest word
         (at most COUNTED_CHARS of its matching lines are read)."""
-        from lcread.tools.search import forms_of, whole_words
-
         forms = {w: sorted({w.lower(), *forms_of(w)}) for w in words}
         rarest = min(words, key=lambda w: sum(self.count(f) for f in forms[w][:6]))
         cmd = Command("grep", "", patterns=forms[rarest], flags={"-i", "-F", "-w"})
@@ -72,18 +71,20 @@ class ToolRunner:
         return len(lines), hits[:3]
 
     def count_entries(self, words: list[str]):
-        """How many of the release or log entries (the dated headings: `Sections.release`) of the documents searched
-        so far hold every one of the words that any of their headers holds (each in any of its forms, case aside,
-        as a whole word): "how many releases came out in 2021", "how many entries by A. Name in 2019" count entries,
-        not lines. Returns the count, the words it counted by, and the first headers to cite."""
-        from lcread.tools.search import forms_of, whole_words
-
-        heads = [(s.doc, n, text) for s in self._sections.values() if not s.nearby
-                 for n, _, text in s.items if n in s.dated]
+        """How many release or log entries of the documents searched so far have a header (a dated heading:
+        `Sections.release`) that holds every one of the words any header holds (each in any of its forms, case
+        aside, as a whole word; a word no header holds, "entries", is not what they are counted by): "how many
+        releases came out in 2021", "how many entries by A. Name in 2019" count entries, not lines. Returns the
+        count, the words it counted by, and the first headers to cite."""
+        heads = self._entries()
         patterns = {w: whole_words({w.lower(), *forms_of(w)}, re.I) for w in words}
-        held = [w for w in words if any(patterns[w].search(text) for _, _, text in heads)]
+        held = tuple(w for w in words if any(patterns[w].search(text) for _, _, text in heads))
         hits = [(doc, n, text) for doc, n, text in heads if all(patterns[w].search(text) for w in held)] if held else []
-        return len(hits), tuple(held), [Shown(doc.name, n, 0, text, kind="match") for doc, n, text in hits[:3]]
+        return len(hits), held, [Shown(doc.name, n, 0, text, kind="match") for doc, n, text in hits[:3]]
+
+    def _entries(self) -> list[tuple[Document, int, str]]:
+        return [(s.doc, n, text) for s in self._sections.values() if not s.nearby
+                for n, _, text in s.items if n in s.dated]
 
     def sections(self, doc: Document) -> Sections:
         """The document's headings, scanned once per run when grep -p first needs them."""
