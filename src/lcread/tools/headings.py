@@ -143,9 +143,9 @@ class Sections:
         return None
 
     def _scope(self, i: int) -> int:
-        """The last line a dated heading (item i) dates: up to the next heading as deep or less, or to the first line between that
-        starts as the heading does (its first word) and names a version (a log's older releases often have no
-        date), or as far as was read (unsure, farther, is out of it)."""
+        """The last line a dated heading (item i) dates: up to the next heading as deep or less, or to the first
+        line between that starts as the heading does (its first word) and names a version (a log's older releases
+        often have no date), or as far as was read (unsure, farther, is out of it)."""
         number, level, text = self.items[i]
         if number not in self._scopes:
             end = next((n - 1 for n, depth, _ in self.items[i + 1:] if depth <= level), self.doc.lines)
