@@ -24,16 +24,24 @@ def _patterns(name: str) -> dict[str, re.Pattern]:
     lang = load(name)
     words = [w for w in lang.number_words if lang.number_words[w] >= 2]  # "one" is mostly a pronoun, "zero" a word
     references = "|".join(lang.references)
+    months = "|".join(sorted(lang.months, key=len, reverse=True))
     return {
         "date": re.compile(r"\b(1\d{3}|20\d{2})s?\b|\b\d{1,2}:\d{2}\b|\b\d{1,2}\s*(am|pm|a\.m\.|p\.m\.)|"
                            r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\b(" +
                            "|".join(sorted(lang.months | lang.weekdays, key=len, reverse=True)) + r")\b", re.I),
+        "full_date": re.compile(rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}\s+(?:{months})\.?,?\s+\d{{4}}\b|"
+                                rf"\b(?:{months})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b", re.I),
         "spelled": re.compile(r"\b(?:" + "|".join(words) + r")\b", re.I),
         "reference": re.compile(r"^\s*\d+(?:\.\d+)*\.?\s|\[(?:page )?\d+\]|\b(?:" + references +
                                 r")s?\s+\d[\d.]*", re.I | re.M),
         "spelling": re.compile(r"\b(" + "|".join(sorted(lang.spellings, key=len, reverse=True)) + r")", re.I)
         if lang.spellings else re.compile(r"(?!)"),
     }
+
+
+def full_date(text: str) -> re.Match | None:
+    """The first date in a text that gives day, month and year ("2022-02-26", "28 Dec 2021", "March 5, 2020")."""
+    return _patterns(load().name)["full_date"].search(text)
 
 
 def holds_value(text: str, kind: str) -> bool:

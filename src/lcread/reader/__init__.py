@@ -11,7 +11,7 @@ from lcread import prompts
 from lcread.grounding.evidence import Citation, EvidenceLog, cite
 from lcread.models import Scored, Scoring
 from lcread.reader import derived
-from lcread.reader.candidates import Candidate, Patterns, Spot, extract, key, page_in, patterns_of
+from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in
 from lcread.reader.features import Context, checked, features, judged
 from lcread.reader.question import Asked, asked, parse_options
 from lcread.reader.scorer import Scorer, scorer_for
@@ -379,7 +379,7 @@ def _mean(tokens: list[float]) -> float:
 def _type_of(text: str) -> str:
     """The type of an answer that is one value (a path, a number with its unit: "40 euros"), else a word or
     several."""
-    patterns: Patterns = patterns_of(_language())
+    patterns: Patterns = _patterns(_language())
     text = text.strip().rstrip(".")
     for kind, start, end, span in patterns.spans(text, {"pair", "date", "number", "path", "option", "identifier",
                                                         "quoted", "name"}):

@@ -134,7 +134,7 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
     lang = language or load()
     if asked.type == "open":
         return []  # an open question's answer is the model's own
-    patterns = patterns_of(lang)
+    patterns = _patterns(lang)
     fits = set(asked.fits)
     found: dict[str, Candidate] = {}
     score = {s: match(s.text) for s in sentences}
@@ -180,8 +180,7 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
 _CACHE: dict[str, Patterns] = {}
 
 
-def patterns_of(lang: Language) -> Patterns:
-    """The span patterns of a language, made once."""
+def _patterns(lang: Language) -> Patterns:
     if lang.name not in _CACHE:
         _CACHE[lang.name] = Patterns(lang)
     return _CACHE[lang.name]

@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 
+from lcread.text import full_date
 from lcread.tools.grep import find_rg, opened
 
 MAX_HEADINGS = 200_000
@@ -177,14 +178,10 @@ class Sections:
 def _dated(text: str) -> bool:
     """Whether a line reads as a release's header: short, starting with a word, holding a version and a full date
     (day, month and year) and no time of day (a log line's timestamp), not ending as a sentence does."""
-    from lcread.language import load
-    from lcread.reader.candidates import patterns_of
-
     line = text.strip()
     if len(line) > RELEASE_CHARS or line[-1:] in ".,;:" or _TIME.search(line):
         return False
-    date = next((m for m in patterns_of(load()).date.finditer(line) if re.search(r"\d{4}", m.group(0))
-                 and re.search(r"\d{1,2}\D+\d{4}|\d{4}\D+\d{1,2}", m.group(0))), None)
+    date = full_date(line)
     if date is None:
         return False
     rest = line[:date.start()] + " " * (date.end() - date.start()) + line[date.end():]
