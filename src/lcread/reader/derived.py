@@ -153,15 +153,17 @@ def counts(asked: Asked, count_lines, count_entries=None) -> list[Candidate]:
         n, lines = count_lines(terms)
         if n:
             c = out.setdefault(str(n), Candidate(str(n), "count", [], computed=True, counted=tuple(terms)))
-            shown = [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in lines]
-            c.spots += shown[:3 - len(c.spots)]
+            c.spots += _whole(lines)[:3 - len(c.spots)]
     for terms in tries[:COUNTS] if count_entries else []:
         n, held, heads = count_entries(terms) if terms else (0, (), [])
         if n and str(n) not in out:
-            out[str(n)] = Candidate(str(n), "count", [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text))
-                                                     for p in heads], computed=True, counted=held,
-                                    unit="entries")
+            out[str(n)] = Candidate(str(n), "count", _whole(heads), computed=True, counted=held, unit="entries")
     return list(out.values())
+
+
+def _whole(pieces) -> list[Spot]:
+    """Shown pieces as spots that take each piece whole (a count's cited lines)."""
+    return [Spot(Sentence(p.doc, p.line, p.start, p.text), 0, len(p.text)) for p in pieces]
 
 
 def _is_value(term: str) -> bool:

@@ -64,6 +64,7 @@ class Sections:
         self.dated: set[int] = set()
         """The lines of the headings that date what sits under them (a release, a log entry)."""
         self._scopes: dict[int, int] = {}
+        self._near: int | None = None
         self.nearby = doc.size > SCAN_BYTES
         if not self.nearby:
             self._scan(timeout)
@@ -115,6 +116,9 @@ class Sections:
 
     def _scan_nearby(self, line: int) -> None:
         """The headings of the lines just above `line` (a large document's, looked for when asked)."""
+        if self._near == line:  # scanned for this line already (the search asks for its heading and its release)
+            return
+        self._near = line
         self.lines, self.items, self.dated, self._scopes, previous = [], [], set(), {}, {}
         start, taken = max(1, line - NEARBY), 0
         for row in self.doc.read_lines(start, line, 1000):

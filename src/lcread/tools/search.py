@@ -229,6 +229,8 @@ class Passage:
     score: float = 0.0
     chars: tuple[int, int] | None = None
     lines: list[tuple[int, str]] = field(default_factory=list)
+    release: tuple[int, str] | None = None
+    """The header of the release or log entry the passage's lines belong to (`Sections.release`), if any."""
 
 
 class Ranker:
@@ -498,7 +500,7 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
     for spot in spots:
         passage = spot if spot.chars else _widen(spot)
         heading = sections(passage.doc).enclosing(passage.start) if sections else None
-        release = sections(passage.doc).release(passage.start) if sections else None
+        passage.release = release = sections(passage.doc).release(passage.start) if sections else None
         where = passage.doc.name + ("\n" + heading[1] if heading else "")
         said = "\n".join(t for _, t in passage.lines or [(0, passage.text)] if not TOC_LEADER.search(t))
         passage.score = max(ranker.score(said + "\n" + where) if said else 0.0,
@@ -553,8 +555,7 @@ def _render(query: str, terms: list[Term], passages: list[Passage], candidates: 
         if place and source and place.startswith(source):  # a compressed file's own name says nothing new
             place = place[len(source):].lstrip(", ") or None
         where = f"{p.doc.name}:{p.start}" + (f"-{p.end}" if p.end > p.start else "")
-        release = sections(p.doc).release(p.start) if sections and not p.chars else None
-        release = release if release and release[0] < p.start else None
+        release = p.release if p.release and not p.chars and p.release[0] < p.start else None
         label = " · ".join(filter(None, [where, place if place and place != (section or (0, ""))[1] else None,
                                          section[1][:120] if section and section != release else None]))
         rows = [f"[{n}] {label}"]
