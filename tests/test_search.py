@@ -1,5 +1,7 @@
 """The ranked search, definitions, lcread's first step, continued outputs and searchable text, on real rg."""
 
+import re
+
 import pytest
 
 from lcread.agent.sac import SacReader
@@ -14,6 +16,7 @@ STOPWORDS = set(load().stopwords)
 from lcread.models.scripted import ScriptedModel
 from lcread.tools import ToolRunner, parse
 from lcread.tools import grep as grep_module
+from lcread.tools.definitions import assigned_names, assigning_pattern
 from lcread.tools.search import forms_of, query_terms
 from lcread.trace import MemoryTrace
 
@@ -90,6 +93,66 @@ def test_ranked_search_in_code_shows_the_constant_a_default_hides_behind(write):
     assert "def __init__(self, limit=_DEFAULT_LIMIT" in found.text
     assert "definition _DEFAULT_LIMIT" in found.text and "constants.py:201:_DEFAULT_LIMIT = 2 ** 16" in found.text
     assert any(s.doc.endswith("constants.py") and s.line == 201 for s in found.shown)
+
+
+def test_a_parameter_s_default_is_shown_with_the_docstring_below_its_signature(write):
+    """A docstring documents a parameter far below the signature that states its default: the search shows the
+    signature's line giving a value to the asked name with the passage, as a line of its own to cite."""
+    params = "\n".join(f"    option_{i}: int = {i}," for i in range(12))
+    doc = "\n".join(f"    Line {i} of the long description of how a gauge is drawn and refreshed." for i in range(40))
+    code = (f"def gauge(\n    label: str = \"\",\n{params}\n    width: int = 36,\n    colour: bool = False,\n) -> None:\n"
+            f'    """Draw a gauge.\n\n{doc}\n\n    :param width: the width of the gauge bar in characters.\n'
+            f'    :param colour: whether to colour the gauge.\n    """\n    draw(label, width)\n')
+    write("pkg/gauges.py", code)
+    write("pkg/other.py", "\n".join(f"def unrelated_{i}(width):\n    return width * {i}\n" for i in range(30)))
+    store = DocumentStore.open([str(write("pkg/README", "a package\n").parent)])
+    found = ToolRunner(store).ranked("What is the default width of the gauge bar?")
+    first = found.text.split("\n[2]")[0]
+    assert ":param width:" in first and "15:     width: int = 36," in first
+    assert any(s.line == 15 and s.kind == "context" and "36" in s.text for s in found.shown)
+
+
+def test_a_line_giving_the_asked_name_its_value_is_among_the_passages(write):
+    """`__version__ = "4.2.0"` holds one word of "which version of gizmo is this", as every docstring does: a
+    passage of code that states a value for a name made of the question's words ranks above them."""
+    noise = "\n".join(f"def check_{i}(part):\n    \"\"\"Check that part {i} of gizmo has a recent version and "
+                       f"release.\"\"\"\n    return part.ok\n" for i in range(40))
+    write("gizmo/cli.py", noise)
+    write("gizmo/__init__.py", "\n".join(f"from gizmo.part{i} import thing{i}" for i in range(30))
+          + '\n\n__version__ = "4.2.0"\n')
+    store = DocumentStore.open([str(write("gizmo/README", "gizmo\n").parent)])
+    found = ToolRunner(store).ranked("Which version of gizmo is this?")
+    assert '__version__ = "4.2.0"' in found.text.split("\n[2]")[0]
+
+
+def test_a_name_s_value_is_found_when_its_line_holds_only_a_word_many_lines_hold(write):
+    """`width = 36` holds one word of the question, which a hundred comments hold with the other: the best lines
+    of the ripgrep pass leave it out; the lines giving a value to a name of the question's words are looked for
+    too, scored with the class they are in."""
+    write("pkg/gauge.py", "import os\n\n\nclass Gauge:\n    width = 36\n\n    def draw(self):\n        return os.sep\n")
+    write("pkg/notes.py", "\n\n".join(f"def note_{i}():\n    # the width of gauge {i} is computed\n    return {i}"
+                                       for i in range(100)) + "\n")
+    store = DocumentStore.open([str(write("pkg/README", "a package\n").parent)])
+    found = ToolRunner(store).ranked("What is the default width of a gauge?")
+    assert found.text.splitlines()[1].startswith("[1] pkg/gauge.py:4-5") and "5:     width = 36" in found.text
+
+
+@pytest.mark.parametrize("line,names", [
+    ("    width: int = 36,", ["width"]),
+    ('__version__ = "8.1.3"', ["__version__"]),
+    ("def wrap_text(text, width=78, indent=''):", ["width", "indent"]),
+    ("        self.max_redirects = DEFAULT_REDIRECT_LIMIT", ["self.max_redirects"]),
+    ("#define MAX_LINE 80", ["MAX_LINE"]),
+    ("const limit = [1, 2];", ["limit"]),
+    ("        self.width = width", []),  # no stated value: another name's
+    ("    bytes_written = 2 * units.value", []),  # computed
+    ("    wrap(width=3)", []),  # a call's argument
+    ("    if width == 3:", []),
+])
+def test_the_names_a_line_of_code_gives_a_stated_value(line, names):
+    assert assigned_names(line) == names
+    assert bool(re.search(assigning_pattern(["width", "version", "redirect", "line", "limit", "bytes", "indent"]),
+                          line, re.I)) == bool(names)
 
 
 def test_grep_and_search_work_over_more_paths_than_one_rg_argument_list_holds(write, monkeypatch):

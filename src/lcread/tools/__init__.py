@@ -181,7 +181,7 @@ class ToolRunner:
         from lcread.tools.definitions import constants_used, is_code
 
         names: list[str] = []
-        for piece in pieces[:12]:
+        for piece in pieces[:24]:
             if is_code(piece.doc):
                 names += [n for n in constants_used(piece.text) if n not in names]
         out, shown = [], []

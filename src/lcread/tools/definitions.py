@@ -77,6 +77,37 @@ def assigned_value(line: str, name: str) -> str | None:
     return value if CONSTANT_NAME.fullmatch(value) else None
 
 
+_VALUE = (r"\s*(?:-?\d[\d_.]*(?:\s*(?:\*\*|[*+-])\s*\d[\d_.]*)*\s*(?:[,;)#]|$)|[\"'\[{(]|"
+          r"(?-i:_?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b))")
+"""What a name is given when the line states its value: a literal, or a constant's name to follow."""
+_ASSIGNING = (
+    r"^\s*{name}\s*(?::[^=\n]{{1,80}})?={value}",
+    r"^\s*#\s*define\s+{name}\s+\S",
+    r"^\s*(?:export\s+)?(?:pub\s+)?(?:const|static|final|let|var)\s+(?:mut\s+)?{name}\b[^=\n]*={value}",
+    r"^\s*(?:async\s+)?(?:def|fn|func|function)\s.*[(,]\s*{name}\s*(?::[^=,\n]{{1,60}})?={value}",
+)
+"""Lines of code that give a name a stated value: an assignment or a constant (`__version__ = "8.1.3"`,
+`self.max_redirects = DEFAULT_REDIRECT_LIMIT`, `#define MAX_LINE 80`, `const limit = 5`), or a parameter's default
+(`width: int = 36,` in a signature written one parameter to a line, `def wrap_text(text, width=78)`)."""
+_ASSIGNED = [re.compile(form.format(name=r"([\w.]+)", value=_VALUE)) for form in _ASSIGNING]
+_DEFAULTS = re.compile(r"[(,]\s*(\w+)\s*(?::[^=,\n]{1,60})?=" + _VALUE.replace("(?:[,;)#]|$)", "(?=[,;)#]|$)"))
+
+
+def assigning_pattern(forms: list[str]) -> str:
+    """One ripgrep regex (case aside) for the lines of code that give a stated value to a name holding any of
+    `forms`: where a question's word sits when the value is the answer, even a word too common ("width") for
+    the search's other pass to look for."""
+    name = r"[\w.]*(?:" + "|".join(re.escape(f) for f in forms) + r")\w*"
+    return "|".join(form.format(name=name, value=_VALUE) for form in _ASSIGNING)
+
+
+def assigned_names(line: str) -> list[str]:
+    """The names a line of code gives a stated value to (a signature's line: each parameter with a default)."""
+    if _ASSIGNED[3].match(line):
+        return _DEFAULTS.findall(line)
+    return [m.group(1) for m in (p.match(line) for p in _ASSIGNED[:3]) if m][:1]
+
+
 CODE_SUFFIXES = (".py", ".pyi", ".c", ".h", ".cc", ".cpp", ".hpp", ".js", ".mjs", ".ts", ".tsx", ".jsx", ".go",
                  ".rs", ".java", ".kt", ".rb", ".php", ".cs", ".swift", ".scala", ".lua", ".sh")
 

@@ -18,6 +18,7 @@ passages itself:
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import functools
 import heapq
@@ -231,6 +232,9 @@ class Passage:
     lines: list[tuple[int, str]] = field(default_factory=list)
     release: tuple[int, str] | None = None
     """The header of the release or log entry the passage's lines belong to (`Sections.release`), if any."""
+    values: list[tuple[int, str]] = field(default_factory=list)
+    """In code, the lines above the passage in its function that give a value to a name of the question's words
+    (`width: int = 36,` in the signature whose docstring the passage is)."""
 
 
 class Ranker:
@@ -376,7 +380,10 @@ def search(query: str, docs, cap: int, timeout: float, stopwords: set[str], sect
     looked = prefilter(terms, units)
     ranker = Ranker(terms)
     spots, candidates = _candidates(docs, looked, ranker, timeout, terms)
+    spots = sorted(spots + _assignments(docs, terms, ranker, timeout), key=lambda p: -p.score)
     passages = _passages(spots, ranker, sections, kind)
+    for passage in passages[:top]:
+        passage.values = _values_above(passage, ranker)
     text, shown = _render(query, terms, passages[:top], candidates, cap, sections, place_of)
     return SearchResult(text, shown, passages[:top], candidates, terms)
 
@@ -427,6 +434,68 @@ def _candidates(docs, terms: list[Term], ranker: Ranker, timeout: float,
         if hits.refused:  # a document replaced since it was listed: no passage of this search is shown
             raise Changed(hits.refused[0])
     return [p for _, _, p in sorted(best, key=lambda x: (-x[0], -x[1]))], seen
+
+
+ASSIGNMENTS, ASSIGNMENT_LINES = 10, 2_000
+"""In code, the lines giving a value to a name of the question's words that join the candidates (the best by
+line and function together), of the first such lines ripgrep finds."""
+
+
+def _assignments(docs, terms: list[Term], ranker: Ranker, timeout: float) -> list[Passage]:
+    """The lines of code that give a value to a name holding one of the question's words, each scored with the
+    definitions it is in: a parameter's default (`width: int = 36,` under `def progressbar(`) or a constant
+    (`__version__ = "8.1.3"`) states the value a question about that name asks for, on a line that holds only
+    the name's word, which the other pass leaves out when the word is common or ranks below the lines holding
+    all the question's words."""
+    from lcread.tools.definitions import assigning_pattern, is_code
+
+    code = [d for d in docs if is_code(d.name)]
+    forms = sorted({f for t in terms if not (t.joined or t.related) for f in prefilter_forms(t) if f.isalpha()})
+    if not code or not forms:
+        return []
+    by_path = {str(d.path): d for d in code}
+    found: list[tuple[object, int, str]] = []
+    with contextlib.closing(rg_stream([*BASE_ARGS, "--ignore-case", "-e", assigning_pattern(forms)], code,
+                                      timeout)) as hits:
+        for hit in itertools.islice(hits, ASSIGNMENT_LINES):
+            doc = by_path.get(hit.path)
+            if doc is not None and hit.body is not None and len(hit.body) <= UNIT:
+                found.append((doc, hit.number, hit.body.decode("utf-8", "replace").rstrip("\r\n")))
+    if hits.refused:
+        raise Changed(hits.refused[0])
+    heads = _heads(list({id(doc): doc for doc, _, _ in found}.values()), timeout)
+    spots = []
+    for doc, number, text in found:
+        spot = Passage(doc, number, number, text, lines=[(number, text)])
+        spot.score = ranker.score("\n".join([text, *_inside(heads.get(str(doc.path), []), number, text)]))
+        spots.append(spot)
+    return heapq.nlargest(ASSIGNMENTS, spots, key=lambda p: p.score)
+
+
+def _heads(docs, timeout: float) -> dict[str, list[tuple[int, int, str]]]:
+    """The definition heads (`def`, `class`, `function`, ...) of code files, by path, as (line, indent, text):
+    one ripgrep pass for all of them (a file's full heading scan is a process of its own)."""
+    from lcread.tools.headings import PATTERNS
+
+    out: dict[str, list[tuple[int, int, str]]] = {}
+    if not docs:
+        return out
+    with contextlib.closing(rg_stream([*BASE_ARGS, "-e", PATTERNS["code"]], docs, timeout)) as hits:
+        for hit in hits:
+            if hit.body is not None:
+                text = hit.body.decode("utf-8", "replace").rstrip("\r\n")
+                out.setdefault(hit.path, []).append((hit.number, len(text) - len(text.lstrip()), text.strip()))
+    return out
+
+
+def _inside(heads: list[tuple[int, int, str]], line: int, text: str) -> list[str]:
+    """The heads of the definitions a line of code is inside: each the nearest above it indented less."""
+    depth, out = len(text) - len(text.lstrip()), []
+    for number, indent, head in reversed(heads[:bisect.bisect_left(heads, (line,))]):
+        if indent < depth:
+            out.append(head)
+            depth = indent
+    return out
 
 
 INDEX_BLOCKS, INDEXED_CANDIDATES = 24, 5_000
@@ -505,6 +574,8 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
         said = "\n".join(t for _, t in passage.lines or [(0, passage.text)] if not TOC_LEADER.search(t))
         passage.score = max(ranker.score(said + "\n" + where) if said else 0.0,
                             0.0 if TOC_LEADER.search(spot.text) else spot.score)  # a table of contents says nothing
+        if _defines_asked(passage, ranker):
+            passage.score *= DEFINITION_BONUS
         if kind and holds_value(said + ("\n" + release[1] if release else ""), kind):  # the release it is in
             passage.score *= VALUE_BONUS
         if any(p.doc is passage.doc and p.start <= passage.end and passage.start <= p.end and
@@ -513,6 +584,53 @@ def _passages(spots: list[Passage], ranker: Ranker, sections=None, kind: str | N
             continue
         out.append(passage)
     return sorted(out, key=lambda p: -p.score)
+
+
+DEFINITION_BONUS = 1.5
+"""A passage of code that gives a stated value to a name made only of the question's words (`__version__` for
+"which version", `width` for "what width") scores this much more: it is where that value is said."""
+
+
+def _defines_asked(passage: Passage, ranker: Ranker) -> bool:
+    from lcread.tools.definitions import assigned_names, is_code
+
+    if passage.chars or not is_code(passage.doc.name):
+        return False
+    for _, text in passage.lines:
+        for name in assigned_names(text):
+            parts = [p for p in split_identifier(name.removeprefix("self.")) if len(p) >= 3]
+            if parts and all(p in ranker.index or lemma(p) in ranker.terms for p in parts):
+                return True
+    return False
+
+
+VALUES_ABOVE, VALUES_BYTES, VALUE_LINES = 200, 16_000, 2
+"""Lines (and bytes) above a passage of code looked at for its function's head, and value lines shown at most."""
+
+
+def _values_above(passage: Passage, ranker: Ranker) -> list[tuple[int, str]]:
+    """The lines between a passage of code and the head of the function or class it is in (within VALUES_ABOVE
+    lines) that give a value (`assigning_pattern`) to a name holding one of the question's own words: a
+    parameter's default stated in the signature above the docstring that documents it, an attribute set in
+    `__init__` above its use."""
+    from lcread.tools.definitions import assigning_pattern, is_code
+    from lcread.tools.headings import PATTERNS
+
+    if passage.chars or not is_code(passage.doc.name):
+        return []
+    forms = sorted({f for t in ranker.terms.values() if not (t.joined or t.related) for f in t.forms
+                    if f.isalpha() and len(f) >= 3})
+    rows = [(r.number, r.text) for r in passage.doc.read_lines(max(1, passage.start - VALUES_ABOVE), passage.start - 1,
+                                                               max_bytes=VALUES_BYTES)]
+    def indent(text: str) -> int:
+        return len(text) - len(text.lstrip())
+
+    inside = min((indent(t) for _, t in passage.lines if t.strip()), default=0)  # its head is indented less
+    heads = [i for i, (_, text) in enumerate(rows) if re.match(PATTERNS["code"], text) and indent(text) < inside]
+    if not forms or not heads:
+        return []
+    pattern = re.compile(assigning_pattern(forms), re.I)
+    return [(n, t) for n, t in rows[heads[-1]:] if len(t) <= UNIT and pattern.search(t)][:VALUE_LINES]
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -563,6 +681,11 @@ def _render(query: str, terms: list[Term], passages: list[Passage], candidates: 
         if release:  # the release (or log entry) these lines belong to, shown with them as a line of their own
             rows.append(f"{release[0]}: {release[1]}")
             pieces.append(Shown(p.doc.name, release[0], 0, release[1], kind="context", section=section))
+        for number, text in p.values:  # what the function above these lines gives the asked name
+            if any(x.doc == p.doc.name and x.line == number for x in shown):
+                continue
+            rows.append(f"{number}: {text}")
+            pieces.append(Shown(p.doc.name, number, 0, text, kind="context", section=section))
         for number, text in p.lines:
             if p.chars:
                 start, end = p.chars
