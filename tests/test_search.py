@@ -112,6 +112,15 @@ def test_a_parameter_s_default_is_shown_with_the_docstring_below_its_signature(w
     assert any(s.line == 15 and s.kind == "context" and "36" in s.text for s in found.shown)
 
 
+def test_a_passage_in_one_method_is_not_shown_another_method_s_values(write):
+    code = ("class Panel:\n    def __init__(self):\n        self.margin = 80\n\n    def render(self, text):\n"
+            "        # the margin of a rendered panel is measured in columns\n        return text\n")
+    store = DocumentStore.open([str(write("ui/panel.py", code))])
+    found = ToolRunner(store).ranked("What margin does a rendered panel have?")
+    first = found.text.split("\n[2]")[0]
+    assert "6:         # the margin of a rendered panel" in first and "self.margin = 80" not in first
+
+
 def test_a_line_giving_the_asked_name_its_value_is_among_the_passages(write):
     """`__version__ = "4.2.0"` holds one word of "which version of gizmo is this", as every docstring does: a
     passage of code that states a value for a name made of the question's words ranks above them."""

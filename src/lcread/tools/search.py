@@ -609,10 +609,10 @@ VALUES_ABOVE, VALUES_BYTES, VALUE_LINES = 200, 16_000, 2
 
 
 def _values_above(passage: Passage, ranker: Ranker) -> list[tuple[int, str]]:
-    """The lines between a passage of code and the head of the function or class it is in (within VALUES_ABOVE
-    lines) that give a value (`assigning_pattern`) to a name holding one of the question's own words: a
-    parameter's default stated in the signature above the docstring that documents it, an attribute set in
-    `__init__` above its use."""
+    """The lines of the head of the function or class a passage of code is in (within VALUES_ABOVE lines above
+    it), up to the first definition inside it, that give a value (`assigning_pattern`) to a name holding one of
+    the question's own words: a parameter's default, stated in the signature above the docstring that documents
+    it; a class's attribute (not a method's lines: a passage in one method is not about another's)."""
     from lcread.tools.definitions import assigning_pattern, is_code
     from lcread.tools.headings import PATTERNS
 
@@ -626,11 +626,13 @@ def _values_above(passage: Passage, ranker: Ranker) -> list[tuple[int, str]]:
         return len(text) - len(text.lstrip())
 
     inside = min((indent(t) for _, t in passage.lines if t.strip()), default=0)  # its head is indented less
-    heads = [i for i, (_, text) in enumerate(rows) if re.match(PATTERNS["code"], text) and indent(text) < inside]
-    if not forms or not heads:
+    heads = [i for i, (_, text) in enumerate(rows) if re.match(PATTERNS["code"], text)]
+    enclosing = [i for i in heads if indent(rows[i][1]) < inside]
+    if not forms or not enclosing:
         return []
+    own = rows[enclosing[-1]:min([i for i in heads if i > enclosing[-1]], default=len(rows))]  # not a method's
     pattern = re.compile(assigning_pattern(forms), re.I)
-    return [(n, t) for n, t in rows[heads[-1]:] if len(t) <= UNIT and pattern.search(t)][:VALUE_LINES]
+    return [(n, t) for n, t in own if len(t) <= UNIT and pattern.search(t)][:VALUE_LINES]
 
 
 def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
