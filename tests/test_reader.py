@@ -52,6 +52,9 @@ def test_plural_and_pair_questions_are_told_apart():
     assert asked("Which option names does the parser accept?").plural
     assert asked("What severities make a bug urgent?").plural
     assert asked("Which mirrors went offline in May?").plural
+    assert asked("On which status codes does the client retry?").plural  # a preposition before the "which"
+    assert asked("For which shells can the tool write completion scripts?").plural
+    assert not asked("In which directory does the installer write?").plural
     # a singular noun, then its verb in -s: one answer asked for
     for question in ("Which option controls how often the fetch is retried?", "Which page says what the default is?",
                      "Which directory holds temporary files?", "What goes in the first field?",
@@ -92,6 +95,18 @@ def test_an_enumeration_in_prose_is_a_set_of_its_words(tmp_path):
     assert found["prefork, worker, event"].spots[0].sentence.line == 2
     assert "main, contrib, non-free" in found and not any("this" in t.split(", ") for t in found)
     assert not [t for t in sets("Which protocol does wget use by default?") if " " in t]  # one value asked for
+
+
+def test_a_collection_written_out_in_code_is_a_set_of_its_items(tmp_path):
+    text = ("RETRY_AFTER_STATUS_CODES = frozenset([413, 429, 503])\n"
+            'port_by_scheme = {"http": 80, "https": 443}\n'
+            "result = compute(1, 2)\n")
+    reading = reading_of(tmp_path, {"retry.py": text}, "On which status codes does Retry honour a Retry-After header?",
+                         ["read retry.py 1 3"])
+    found = {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+    assert found["413, 429, 503"].items == ["413", "429", "503"] and found["413, 429, 503"].spots[0].sentence.line == 1
+    assert "http, https" in found and "80, 443" in found  # a mapping's keys, and its values
+    assert "1, 2" not in found  # a call's arguments are no collection
 
 
 def test_the_models_list_answer_is_its_items_once_each(tmp_path):

@@ -105,10 +105,29 @@ def enumerations(asked: Asked, sentences: list[Sentence], match) -> list[Candida
             parts = re.split(rf",?\s+(?:{joins})\s+|,\s*", m.group(0))
             items = [i.strip("\"“”‘’'`").rstrip(".") for i in parts]
             items = [i for i in items if i and i.lower() not in lang.stopwords]
-            if 2 <= len(items) <= SET_ITEMS and len({key(i) for i in items}) == len(items):
-                c = out.setdefault(", ".join(items), Candidate(", ".join(items), "list", computed=True, items=items))
-                c.spots.append(Spot(s, m.start(), m.end()))
+            _enumerated(out, items, Spot(s, m.start(), m.end()))
+        for m in _COLLECTION.finditer(s.text):  # in code or a configuration: a literal list, set or mapping
+            pairs = [(k or q or n, v or w) for k, q, n, v, w in _LITERAL.findall(m.group(1))]
+            for items in ([a for a, _ in pairs], [b for _, b in pairs if b]):  # a mapping's keys, and its values
+                _enumerated(out, [i for i in items if i], Spot(s, m.start(), m.end()))
     return list(out.values())
+
+
+_LITERAL = re.compile(r"""(?:"([^"\n]{1,60})"|'([^'\n]{1,60})'|(-?\d+(?:\.\d+)?))"""
+                      r"""(?:\s*:\s*(?:["']([^"'\n]{1,60})["']|(-?\d+(?:\.\d+)?)|[\w.]+))?""")
+_COLLECTION = re.compile(r"""(?:[\[{]|(?<!\w)\()((?:\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|-?\d+(?:\.\d+)?)"""
+                         r"""(?:\s*:\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|[\w.]+))?\s*,){1,11}"""
+                         r"""\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|-?\d+(?:\.\d+)?)"""
+                         r"""(?:\s*:\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|[\w.]+))?\s*,?\s*)[\])}]""")
+"""A collection written out on one line: two to twelve quoted strings or numbers (a mapping's keys, each with
+its value), between brackets, braces or parentheses that are no call's: `frozenset([413, 429, 503])`,
+`{"http": 80, "https": 443}`."""
+
+
+def _enumerated(out: dict[str, Candidate], items: list[str], spot: Spot) -> None:
+    if 2 <= len(items) <= SET_ITEMS and len({key(i) for i in items}) == len(items):
+        c = out.setdefault(", ".join(items), Candidate(", ".join(items), "list", computed=True, items=items))
+        c.spots.append(spot)
 
 
 def judge_set(c: Candidate, asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -> Candidate:
