@@ -100,7 +100,8 @@ def test_a_parameter_s_default_is_shown_with_the_docstring_below_its_signature(w
     signature's line giving a value to the asked name with the passage, as a line of its own to cite."""
     params = "\n".join(f"    option_{i}: int = {i}," for i in range(12))
     doc = "\n".join(f"    Line {i} of the long description of how a gauge is drawn and refreshed." for i in range(40))
-    code = (f"def gauge(\n    label: str = \"\",\n{params}\n    width: int = 36,\n    colour: bool = False,\n) -> None:\n"
+    code = (f"def gauge(\n    label: str = \"\",\n{params}\n    width: int = 36,\n    colour: bool = False,\n"
+            f") -> None:\n"
             f'    """Draw a gauge.\n\n{doc}\n\n    :param width: the width of the gauge bar in characters.\n'
             f'    :param colour: whether to colour the gauge.\n    """\n    draw(label, width)\n')
     write("pkg/gauges.py", code)

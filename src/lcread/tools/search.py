@@ -233,8 +233,8 @@ class Passage:
     release: tuple[int, str] | None = None
     """The header of the release or log entry the passage's lines belong to (`Sections.release`), if any."""
     values: list[tuple[int, str]] = field(default_factory=list)
-    """In code, the lines above the passage in its function that give a value to a name of the question's words
-    (`width: int = 36,` in the signature whose docstring the passage is)."""
+    """In code, the lines of the head of the function or class the passage is in that give a value to a name of
+    the question's words (`width: int = 36,` in the signature whose docstring the passage is): `_values_above`."""
 
 
 class Ranker:
@@ -484,13 +484,17 @@ def _heads(docs, timeout: float) -> dict[str, list[tuple[int, int, str]]]:
         for hit in hits:
             if hit.body is not None:
                 text = hit.body.decode("utf-8", "replace").rstrip("\r\n")
-                out.setdefault(hit.path, []).append((hit.number, len(text) - len(text.lstrip()), text.strip()))
+                out.setdefault(hit.path, []).append((hit.number, _indent(text), text.strip()))
     return out
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
 def _inside(heads: list[tuple[int, int, str]], line: int, text: str) -> list[str]:
     """The heads of the definitions a line of code is inside: each the nearest above it indented less."""
-    depth, out = len(text) - len(text.lstrip()), []
+    depth, out = _indent(text), []
     for number, indent, head in reversed(heads[:bisect.bisect_left(heads, (line,))]):
         if indent < depth:
             out.append(head)
@@ -620,14 +624,11 @@ def _values_above(passage: Passage, ranker: Ranker) -> list[tuple[int, str]]:
         return []
     forms = sorted({f for t in ranker.terms.values() if not (t.joined or t.related) for f in t.forms
                     if f.isalpha() and len(f) >= 3})
-    rows = [(r.number, r.text) for r in passage.doc.read_lines(max(1, passage.start - VALUES_ABOVE), passage.start - 1,
-                                                               max_bytes=VALUES_BYTES)]
-    def indent(text: str) -> int:
-        return len(text) - len(text.lstrip())
-
-    inside = min((indent(t) for _, t in passage.lines if t.strip()), default=0)  # its head is indented less
+    above = passage.doc.read_lines(max(1, passage.start - VALUES_ABOVE), passage.start - 1, max_bytes=VALUES_BYTES)
+    rows = [(r.number, r.text) for r in above]
+    inside = min((_indent(t) for _, t in passage.lines if t.strip()), default=0)  # its head is indented less
     heads = [i for i, (_, text) in enumerate(rows) if re.match(PATTERNS["code"], text)]
-    enclosing = [i for i in heads if indent(rows[i][1]) < inside]
+    enclosing = [i for i in heads if _indent(rows[i][1]) < inside]
     if not forms or not enclosing:
         return []
     own = rows[enclosing[-1]:min([i for i in heads if i > enclosing[-1]], default=len(rows))]  # not a method's
