@@ -16,6 +16,11 @@ from lcread.reader.scorer import PRIOR, Scorer, save, scorer_for, trusting
 from lcread.tools import ToolRunner, parse
 
 
+def sets_of(reading) -> dict:
+    """The reading's set candidates by their text."""
+    return {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+
+
 def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[str], scorer=None, free=None):
     """The reader's reading after the given commands ran over files made here (the loop's own wiring)."""
     for name, text in files.items():
@@ -75,7 +80,7 @@ def test_a_set_is_of_one_kind_of_item(tmp_path):
             'The "bar" indicator is used by default; see also /etc/wgetrc and ~/.wgetrc.\n')
     reading = reading_of(tmp_path, {"w.txt": text}, "Which progress indicator types does wget support?",
                          ["read w.txt 1 3"])  # "indicators" is a form of the question's "indicator"
-    sets = {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+    sets = sets_of(reading)
     assert "dot, bar" in sets and "/etc/wgetrc, ~/.wgetrc" in sets
     kinds = {r.candidate.text: r.candidate.type for r in reading.ranked if r.candidate.type != "list"}
     assert all(len({kinds[i] for i in s.items}) == 1 for s in sets.values())  # never "Select, dot, type, ..."
@@ -88,7 +93,7 @@ def test_an_enumeration_in_prose_is_a_set_of_its_words(tmp_path):
 
     def sets(question):
         reading = reading_of(tmp_path, {"e.txt": text}, question, ["read e.txt 1 3"])
-        return {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+        return sets_of(reading)
 
     found = sets("Which protocols can wget download files over?")
     assert found["HTTP, HTTPS, FTP"].items == ["HTTP", "HTTPS", "FTP"]
@@ -103,7 +108,7 @@ def test_a_collection_written_out_in_code_is_a_set_of_its_items(tmp_path):
             "result = compute(1, 2)\n")
     reading = reading_of(tmp_path, {"retry.py": text}, "On which status codes does Retry honour a Retry-After header?",
                          ["read retry.py 1 3"])
-    found = {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
+    found = sets_of(reading)
     assert found["413, 429, 503"].items == ["413", "429", "503"] and found["413, 429, 503"].spots[0].sentence.line == 1
     assert "http, https" in found and "80, 443" in found  # a mapping's keys, and its values
     assert "1, 2" not in found  # a call's arguments are no collection

@@ -115,10 +115,10 @@ def enumerations(asked: Asked, sentences: list[Sentence], match) -> list[Candida
 
 _LITERAL = re.compile(r"""(?:"([^"\n]{1,60})"|'([^'\n]{1,60})'|(-?\d+(?:\.\d+)?))"""
                       r"""(?:\s*:\s*(?:["']([^"'\n]{1,60})["']|(-?\d+(?:\.\d+)?)|[\w.]+))?""")
-_COLLECTION = re.compile(r"""(?:[\[{]|(?<!\w)\()((?:\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|-?\d+(?:\.\d+)?)"""
-                         r"""(?:\s*:\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|[\w.]+))?\s*,){1,11}"""
-                         r"""\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|-?\d+(?:\.\d+)?)"""
-                         r"""(?:\s*:\s*(?:"[^"\n]{1,60}"|'[^'\n]{1,60}'|[\w.]+))?\s*,?\s*)[\])}]""")
+_QUOTED = r"""(?:"[^"\n]{1,60}"|'[^'\n]{1,60}')"""
+_ENTRY = rf"(?:{_QUOTED}|-?\d+(?:\.\d+)?)(?:\s*:\s*(?:{_QUOTED}|[\w.]+))?"
+"""One item of a collection: a quoted string or a number, and its value if it is a mapping's key."""
+_COLLECTION = re.compile(rf"(?:[\[{{]|(?<!\w)\()((?:\s*{_ENTRY}\s*,){{1,11}}\s*{_ENTRY}\s*,?\s*)[\])}}]")
 """A collection written out on one line: two to twelve quoted strings or numbers (a mapping's keys, each with
 its value), between brackets, braces or parentheses that are no call's: `frozenset([413, 429, 503])`,
 `{"http": 80, "https": 443}`."""

@@ -30,8 +30,10 @@ from dataclasses import dataclass, field
 from lcread.text import TOC_LEADER, holds_value, us_spelling
 from lcread.documents import Changed
 from lcread.language import load as load_language
+from lcread.tools.definitions import assigned_names, assigning_pattern, is_code
 from lcread.tools.evidence import Shown
 from lcread.tools.grep import BASE_ARGS, KEEP_SPANS, Hit, rg_stream
+from lcread.tools.headings import PATTERNS
 
 MAX_CANDIDATES = 20_000
 """Candidate lines read from ripgrep at most (the rarest terms' lines come first)."""
@@ -447,8 +449,6 @@ def _assignments(docs, terms: list[Term], ranker: Ranker, timeout: float) -> lis
     (`__version__ = "8.1.3"`) states the value a question about that name asks for, on a line that holds only
     the name's word, which the other pass leaves out when the word is common or ranks below the lines holding
     all the question's words."""
-    from lcread.tools.definitions import assigning_pattern, is_code
-
     code = [d for d in docs if is_code(d.name)]
     forms = sorted({f for t in terms if not (t.joined or t.related) for f in prefilter_forms(t) if f.isalpha()})
     if not code or not forms:
@@ -475,8 +475,6 @@ def _assignments(docs, terms: list[Term], ranker: Ranker, timeout: float) -> lis
 def _heads(docs, timeout: float) -> dict[str, list[tuple[int, int, str]]]:
     """The definition heads (`def`, `class`, `function`, ...) of code files, by path, as (line, indent, text):
     one ripgrep pass for all of them (a file's full heading scan is a process of its own)."""
-    from lcread.tools.headings import PATTERNS
-
     out: dict[str, list[tuple[int, int, str]]] = {}
     if not docs:
         return out
@@ -596,8 +594,6 @@ DEFINITION_BONUS = 1.5
 
 
 def _defines_asked(passage: Passage, ranker: Ranker) -> bool:
-    from lcread.tools.definitions import assigned_names, is_code
-
     if passage.chars or not is_code(passage.doc.name):
         return False
     for _, text in passage.lines:
@@ -617,9 +613,6 @@ def _values_above(passage: Passage, ranker: Ranker) -> list[tuple[int, str]]:
     it), up to the first definition inside it, that give a value (`assigning_pattern`) to a name holding one of
     the question's own words: a parameter's default, stated in the signature above the docstring that documents
     it; a class's attribute (not a method's lines: a passage in one method is not about another's)."""
-    from lcread.tools.definitions import assigning_pattern, is_code
-    from lcread.tools.headings import PATTERNS
-
     if passage.chars or not is_code(passage.doc.name):
         return []
     forms = sorted({f for t in ranker.terms.values() if not (t.joined or t.related) for f in t.forms
