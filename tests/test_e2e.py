@@ -349,3 +349,16 @@ def test_an_mcp_client_over_stdio_gets_a_page_cited_answer_about_a_pdf(tmp_path)
     assert out["citations"][0]["place"] == "page 12" and "Halvorsen" in out["citations"][0]["quote"]
     assert outside.is_error and "no such file or folder in the served folders" in outside.content[0].text  # as for any outside path
     assert "private" not in outside.content[0].text
+
+
+def test_a_reply_is_scored_the_way_the_model_writes_it(local_model):
+    """`"Bruce` is one token of the tokenizer's own (`"B`, `ru`, `ce`) that the model seldom writes after a quote: a
+    reply is as likely as the likelier way of writing it, so the whole name the lines give outscores its surname."""
+    lines = ("faq.txt:1700: msg00515.html) of using film names was made (https://\n"
+             "faq.txt:1701: lists.example.org/users/1997/04/msg00011.html) by Bruce\n"
+             "faq.txt:1702: Perens who was, at the time, the Project Leader and was")
+    messages = [{"role": "user", "content": lines + "\nWho decided to use film names for releases? "
+                                                    "Reply with the answer only, in double quotes."}]
+    full, surname, role = local_model.score(messages, ['"Bruce Perens"', '"Perens"', '"Project Leader"']
+                                            ).continuation_logprobs
+    assert full > max(surname, role) + 1.0

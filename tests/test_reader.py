@@ -137,6 +137,28 @@ def test_candidates_are_typed_spans_of_shown_lines_and_type_is_a_feature(tmp_pat
     assert (spot.sentence.doc, spot.sentence.line) == ("manual.txt", 2)
 
 
+def test_a_span_wrapped_onto_the_next_shown_line_is_one_candidate_cited_by_its_first_line(tmp_path):
+    text = ("The proposal of naming releases after\n"
+            "characters was made by Walter\n"
+            "Hargreave, who led the project then.\n"
+            "The mirror moved on March\n"
+            "4, 2019.  It holds 12 TB.\n"
+            "Tea was brought by Ada.\n"
+            "Lovelace came later.\n")
+    reading = reading_of(tmp_path, {"history.txt": text}, "Who proposed naming the releases after characters?",
+                         ["read history.txt 1 7"], free="Walter Hargreave")
+    by_text = {r.candidate.text: r.candidate for r in reading.ranked}
+    name = by_text["Walter Hargreave"]
+    assert name.type == "name" and name.spots
+    assert {(p.sentence.line, p.sentence.text[p.start:p.end]) for p in name.spots} == {(2, "Walter")}
+    assert by_text["March 4, 2019"].type == "date"  # a date wrapped after its month
+    assert "Ada Lovelace" not in by_text and "Ada" in by_text  # a line that ends its sentence does not run on
+    # only shown lines join: the free answer across a line that was not shown is not grounded
+    unshown = reading_of(tmp_path, {"history.txt": text}, "Who proposed naming the releases after characters?",
+                         ["read history.txt 1 2"], free="Walter Hargreave")
+    assert not next(r.candidate for r in unshown.ranked if r.candidate.text == "Walter Hargreave").spots
+
+
 def test_a_constant_defined_as_another_name_resolves_to_its_value_citing_both_lines(tmp_path):
     code = ("import os\n\nLIMIT_ALIAS = 30\n\nDEFAULT_REDIRECT_LIMIT = LIMIT_ALIAS\n\n"
             "def get(url, limit=DEFAULT_REDIRECT_LIMIT):\n    return fetch(url, limit)\n")

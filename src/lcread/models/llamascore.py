@@ -55,11 +55,13 @@ def score_continuations(llm, cpp, prompt: list[int], prefix: str, texts: list[st
         _decode(llm, cpp, [(0, n + i, t, True) for i, t in enumerate(head)])
         rows += [_log_softmax(cpp, ctx, i, n_vocab) for i in range(len(head))]
         spent += len(head)
-    prefix_lp = sum(float(rows[i][t]) for i, t in enumerate(head))
+    head_lp = [float(rows[i][t]) for i, t in enumerate(head)]
+    prefix_lp = sum(head_lp)
     out: list[list[float]] = []
+    after: list[float] = []  # the log-probability of the prefix's tokens a way merges with
     ranks: list[list[int]] = []
-    whole = [llm.tokenize((prefix + text).encode("utf-8"), add_bos=False, special=False) for text in texts]
-    whole = [x[:len(head) + MAX_TOKENS] for x in whole]
+    ways = [[w[:len(head) + MAX_TOKENS] for w in _ways(llm, head, prefix, text)] for text in texts]
+    whole = [w for text_ways in ways for w in text_ways]
     for group in _groups(whole, llm.n_batch):
         ids = [whole[i] for i in group]
         shared = [_common(head, x) for x in ids]  # a text may merge with the prefix's last token
@@ -74,13 +76,33 @@ def score_continuations(llm, cpp, prompt: list[int], prefix: str, texts: list[st
             own = x[k:]
             dists = ([rows[k]] if own else []) + [_log_softmax(cpp, ctx, first + j, n_vocab) for j in range(len(own) - 1)]
             out.append([float(d[t]) for d, t in zip(dists, own)])
+            after.append(sum(head_lp[k:]))
             ranks.append([int((d > d[t]).sum()) for d, t in zip(dists, own)])
         spent += len(entries) + len(ids)
         for seq in range(1, len(ids) + 1):
             llm._ctx.kv_cache_seq_rm(seq, -1, -1)
     llm._ctx.kv_cache_seq_rm(0, n, -1)
     llm.n_tokens = n
-    return prefix_lp, out, ranks, spent
+    for i, merged in enumerate(after):  # a way that merges with the prefix scores the prefix's merged part again
+        if merged and out[i]:
+            out[i][0] = min(0.0, out[i][0] - merged)
+    best, at = [], 0
+    for text_ways in ways:  # a text written either way is as likely as its likelier way
+        i = max(range(at, at + len(text_ways)), key=lambda i: sum(out[i]))
+        best.append(i)
+        at += len(text_ways)
+    return prefix_lp, [out[i] for i in best], [ranks[i] for i in best], spent
+
+
+def _ways(llm, head: list[int], prefix: str, text: str) -> list[list[int]]:
+    """The ways the model may write `prefix + text`: as the tokenizer splits it whole, and, where the text's first
+    characters merge with the prefix's last token (`"B` of `"Bruce`), also as the prefix's tokens and then the
+    text's own (the quote, then the name: the way a model often writes it, which the merged way scores as
+    unlikely)."""
+    whole = llm.tokenize((prefix + text).encode("utf-8"), add_bos=False, special=False)
+    if whole[:len(head)] == head:
+        return [whole]
+    return [whole, head + llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)]
 
 
 def _groups(whole: list[list[int]], budget: int):

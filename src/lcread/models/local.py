@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -184,10 +185,11 @@ class LocalModel:
             self._restore(tokens)
             cached = min(self._llama_cpp.Llama.longest_token_prefix(self.llm._input_ids.tolist(), tokens),
                          len(tokens) - 1)
-            scored, spent = self._score(tokens, cached, Scoring("", tuple(continuations)))
+            lead = _shared_lead(continuations)  # the opening quote each reply starts with, written first
+            scored, spent = self._score(tokens, cached, Scoring(lead, tuple(c[len(lead):] for c in continuations)))
             self._checkpoint()
         return Reply("", len(tokens) + spent, 0, time.monotonic() - started, cached_tokens=cached,
-                     continuation_logprobs=[sum(t) for t in scored.texts])
+                     continuation_logprobs=[scored.prefix + sum(t) for t in scored.texts])
 
     def _scored(self, tokens: list[int], max_tokens: int, top_k: int, choices: list[str] | None,
                 cached: int, started: float) -> Reply:
@@ -237,6 +239,14 @@ class LocalModel:
             if toks:
                 ids.add(toks[0])
         return ids
+
+
+def _shared_lead(texts: list[str]) -> str:
+    """The punctuation every text begins with (a reply's opening quote), scored once before each text's own
+    tokens: so `"Bruce` is scored as the quote and then the name, the way the model writes it."""
+    lead = os.path.commonprefix(texts) if texts else ""
+    m = re.match(r"[^\w\s]*", lead)
+    return m.group(0) if m and all(len(t) > len(m.group(0)) for t in texts) else ""
 
 
 def _trained_context(metadata: dict) -> int | None:

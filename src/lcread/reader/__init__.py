@@ -11,7 +11,7 @@ from lcread import prompts
 from lcread.grounding.evidence import Citation, EvidenceLog, cite
 from lcread.models import Scored, Scoring
 from lcread.reader import derived
-from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in
+from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in, seams
 from lcread.reader.features import Context, checked, features, judged
 from lcread.reader.question import Asked, asked, parse_options
 from lcread.reader.scorer import Scorer, scorer_for
@@ -347,8 +347,10 @@ class Reader:
         words = answer.split()
         pattern = re.compile(r"(?<![\w])" + r"\s+".join(re.escape(w) for w in words) + r"(?![\w])", re.I) \
             if words else None
-        spots = [Spot(s, m.start(), m.end()) for s in self.evidence.sentences()
-                 if pattern and (m := pattern.search(s.text))]
+        sentences = self.evidence.sentences()
+        spots = [Spot(s, m.start(), m.end()) for s in sentences if pattern and (m := pattern.search(s.text))]
+        spots += [seam.spot(m.start()) for seam in seams(sentences)
+                  if pattern and (m := pattern.search(seam.text)) and seam.crosses(m.start(), m.end())]
         return Candidate(answer, _type_of(answer), spots)
 
 

@@ -18,6 +18,11 @@ WORD_SENTENCES = 8
 """Plain words and phrases are taken from this many of the best-matching sentences only."""
 MAX_SPAN = 80
 """Characters of a span at most."""
+SEAM_CHARS = 60
+"""Characters either side of a line break that a span may cross in hard-wrapped text (a name, a date, a number
+and its unit wrapped onto the next line)."""
+WRAPPED_LINE = 200
+"""Characters a line holds at most to read as one of hard-wrapped text (a long line is a paragraph of its own)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,44 @@ def page_in(place: str | None) -> str | None:
     """The page number a converted document's place names (`manual.pdf.gz, page 17`: 17), if it names one."""
     m = re.search(r"\bpage (\d+)\b", place or "")
     return m.group(1) if m else None
+
+
+@dataclass(frozen=True)
+class Seam:
+    """Where a shown line runs on into the next shown line of its document: the end of the one, a space, the start
+    of the other. A span that crosses `join` sits on both lines; it is cited by the first."""
+
+    sentence: Sentence
+    """The first line's last sentence."""
+    offset: int
+    """Where `text` begins in that sentence."""
+    text: str
+    join: int
+    """The joining space's index in `text`."""
+
+    def crosses(self, start: int, end: int) -> bool:
+        return start < self.join < end - 1
+
+    def spot(self, start: int) -> Spot:
+        return Spot(self.sentence, self.offset + start, len(self.sentence.text))
+
+
+def seams(sentences: list[Sentence]) -> list[Seam]:
+    """The line breaks of hard-wrapped text among shown sentences: a short line that does not end a sentence,
+    followed by the next line of its document, also shown."""
+    lines: dict[tuple[str, int], list[Sentence]] = {}
+    for s in sentences:
+        lines.setdefault((s.doc, s.line), []).append(s)
+    out = []
+    for (doc, line), held in lines.items():
+        after = lines.get((doc, line + 1))
+        last = max(held, key=lambda s: s.start)
+        if not after or last.start + len(last.text) > WRAPPED_LINE or re.search(r"[.!?:;]$", last.text):
+            continue
+        first = min(after, key=lambda s: s.start)
+        tail, head = last.text[-SEAM_CHARS:], first.text[:SEAM_CHARS]
+        out.append(Seam(last, len(last.text) - len(tail), f"{tail} {head}", len(tail)))
+    return out
 
 
 def key(text: str) -> str:
@@ -166,6 +209,10 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
     for s in ranked:
         for kind, start, end, span in patterns.spans(s.text, kinds):
             add(kind, span, Spot(s, start, end))
+    for seam in seams(sentences):
+        for kind, start, end, span in patterns.spans(seam.text, kinds):
+            if seam.crosses(start, end):
+                add(kind, span, seam.spot(start))
     if "word" in fits:
         for s in ranked[:WORD_SENTENCES]:
             for m in Patterns.WORD.finditer(s.text):
