@@ -244,9 +244,8 @@ class LocalModel:
 def _shared_lead(texts: list[str]) -> str:
     """The punctuation every text begins with (a reply's opening quote), scored once before each text's own
     tokens: so `"Bruce` is scored as the quote and then the name, the way the model writes it."""
-    lead = os.path.commonprefix(texts) if texts else ""
-    m = re.match(r"[^\w\s]*", lead)
-    return m.group(0) if m and all(len(t) > len(m.group(0)) for t in texts) else ""
+    lead = re.match(r"[^\w\s]*", os.path.commonprefix(texts)).group(0)
+    return lead if all(len(t) > len(lead) for t in texts) else ""
 
 
 def _trained_context(metadata: dict) -> int | None:
