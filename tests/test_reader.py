@@ -256,6 +256,23 @@ def test_an_answer_no_shown_line_holds_is_never_chosen_over_a_grounded_one(tmp_p
     assert reading.answer != "4096"
 
 
+@pytest.mark.parametrize("said", [",5d", ":5d,", " 5d)", '"5d";'])
+def test_the_separators_the_model_copies_around_a_value_do_not_hide_the_shown_value(tmp_path, said):
+    text = "maximal_queue_lifetime,5d\nbounce_queue_lifetime,2d\n"
+    reading = reading_of(tmp_path, {"main.cf": text}, "How long does a deferred message stay in the queue?",
+                         ["read main.cf 1 2"], free=said)
+    assert reading.free == "5d"
+    said_value = next(r for r in reading.ranked if r.candidate.text == "5d")
+    assert said_value.row["free"] == 1.0 and said_value.candidate.spots
+    assert not any(r.candidate.text != "5d" and r.row["free"] > 0 for r in reading.ranked)
+
+
+def test_an_address_keeps_its_colons(tmp_path):
+    reading = reading_of(tmp_path, {"net.txt": "The daemon listens on ::1 by default.\n"},
+                         "Which address does the daemon listen on by default?", ["read net.txt 1 1"], free="::1")
+    assert reading.free == "::1"
+
+
 def test_settled_means_confidence_at_the_settle_threshold_and_verified_implies_it(tmp_path):
     text = "The pump's warranty runs for 18 months from delivery.\n"
     scorer = Scorer(features=["match"], weights=[2.0], bias=0.0, mean=[0.0], scale=[1.0], threshold=0.99,

@@ -253,7 +253,7 @@ class Reader:
         known = [self.scores.get(c.key) for c in pool]
         likelihood = [k[0] if k else [] for k in known] if any(known) else None
         ranks = [(k[1] or []) if k else [] for k in known] if any(known) else None
-        free = (free or "")[:FREE_CHARS].strip().strip("\"'`") or None
+        free = trimmed((free or "")[:FREE_CHARS])
         if free and not any(c.key == key(free) for c in pool):
             pool.append(derived.judge_set(self.located(free), self.asked, pool,
                                           lambda t: self.evidence.searched(t) is not None))
@@ -355,6 +355,22 @@ class Reader:
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
+_EDGE = re.compile(r"^(?:[\s\"'`,;]|:(?!:))+|(?:[\s\"'`,;]|(?<!:):)+$")  # `::1` keeps its colons
+
+
+def trimmed(answer: str) -> str | None:
+    """The model's answer without what it copied from around the value: the quotes, the separators on either side
+    (`,5d` of "lifetime,5d", `:2.28.1`), and a closing bracket it did not open (`50)`)."""
+    text = answer
+    while True:
+        text, cut = _EDGE.sub("", text), text
+        for close, open_ in ((")", "("), ("]", "["), ("}", "{")):
+            if text.endswith(close) and text.count(close) > text.count(open_):
+                text = text[:-1]
+        if text == cut:
+            return text or None
+
+
 
 
 def _cut(text: str, match) -> str:
