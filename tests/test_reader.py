@@ -267,22 +267,6 @@ def test_the_separators_the_model_copies_around_a_value_do_not_hide_the_shown_va
     assert not any(r.candidate.text != "5d" and r.row["free"] > 0 for r in reading.ranked)
 
 
-def test_the_model_s_own_answer_decides_between_the_two_likeliest_and_the_scores_overrule_it_otherwise(tmp_path):
-    text = "the cache holds 512 entries by default.\nthe cache evicts 64 entries at once.\nthe pool runs 8 threads.\n"
-    question = "What size does the cache hold by default?"
-
-    def reading(said, weight=1.0, bias=0.0):
-        by_match = Scorer(features=["match"], weights=[weight], bias=bias, mean=[0.0], scale=[1.0], threshold=0.99)
-        return reading_of(tmp_path, {"cache.txt": text}, question, ["read cache.txt 1 3"], scorer=by_match,
-                          free=said)
-
-    assert [r.candidate.text for r in reading(None).ranked] == ["512 entries", "64 entries", "8"]  # the scores' order
-    assert reading("64 entries").answer == "64 entries"  # the close runner-up, named by the model: first
-    assert reading("64 entries", weight=5.0, bias=-2.0).answer == "512 entries"  # far behind: the scores overrule the model
-    assert reading("8").answer == "512 entries"  # further down: the scores overrule the model
-    assert reading("4096").answer == "512 entries"  # what no shown line holds is never chosen
-
-
 def test_an_address_keeps_its_colons(tmp_path):
     reading = reading_of(tmp_path, {"net.txt": "The daemon listens on ::1 by default.\n"},
                          "Which address does the daemon listen on by default?", ["read net.txt 1 1"], free="::1")

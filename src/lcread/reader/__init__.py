@@ -269,13 +269,6 @@ class Reader:
         # over a value a shown line holds, whatever its score
         ranked = sorted((Ranked(c, self.scorer.probability(r), r) for c, r in zip(pool, rows)),
                         key=lambda r: (not r.candidate.spots, -r.probability))
-        first, second = (ranked + [None, None])[:2]
-        if second and second.candidate.spots and second.row["free"] == 1.0 > first.row["free"] and \
-                second.row["type_fits"] == 1.0 and second.probability >= first.probability / 2:
-            # between the two grounded candidates the scores find likeliest and close (the second at least half as
-            # likely), the model's own answer decides if it is of a type the question takes; further down, far
-            # behind or of another type, the scores overrule it
-            ranked[:2] = [second, first]
         return Reading(ranked, self.scorer.threshold, self.scorer.floor, self.scorer.settle, free,
                        applies=self.asked.type != "open",
                        sure=self.scorer.confidence([(r.probability, r.row) for r in ranked]))
