@@ -371,8 +371,6 @@ def trimmed(answer: str) -> str | None:
             return text or None
 
 
-
-
 def _cut(text: str, match) -> str:
     """A line of at most PASSAGE_LINE_CHARS characters: a longer one around its sentence that matches best."""
     if len(text) <= PASSAGE_LINE_CHARS:
