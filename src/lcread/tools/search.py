@@ -47,7 +47,7 @@ WINDOW = 300
 """Characters shown either side of a match on a line too long to show whole."""
 PASSAGE = 500
 """Characters a passage grows to around its best line."""
-TOP = 5
+TOP = 8
 """Passages shown (by the search command and lcread's own first step)."""
 K1, B = 1.2, 0.75
 VALUE_BONUS = 1.5
