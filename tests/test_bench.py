@@ -92,3 +92,27 @@ def test_one_real_document_is_a_suite_of_its_own(tmp_path):
     with pytest.raises(LcreadError, match="unknown suite 'real-nosuch': use .*real-bashref, .*real-wgetlog"):
         run(suites="real-wgetlog,real-nosuch", modes="select", stops="acs", tasks=1, lengths="1000", seed=1,
             model="scripted", api_base=None, chunk_chars=None, notes_chars=None, probes="auto", out=tmp_path)
+
+
+def test_the_bench_asks_whether_the_first_step_holds_the_evidence_of_as_many_passages_as_a_run_shows(tmp_path):
+    """Seven paragraphs match the question alike; the one that answers ranks seventh. The first step shows it (as
+    many passages as a run's first step shows, `search.TOP`), and the bench's measure of it says so."""
+    from types import SimpleNamespace
+
+    from lcread.bench.runner import _evidence_checks
+    from lcread.bench.suites import Task
+    from lcread.documents import DocumentStore
+    from lcread.tools.search import TOP
+
+    paragraphs = []
+    for i in range(7):
+        paragraphs.append("Boats of the outer basin settle their harbour fee of 40 euros at the office, after mooring "
+                          "there for the night." if i == 6 else
+                          f"The harbour fee for the inner basin is posted at pier {i}; the harbour fee is paid daily.")
+        paragraphs += [f"Filler line {i} {j} about ropes, knots and sails." for j in range(30)]
+    doc = tmp_path / "guide.txt"
+    doc.write_text("\n\n".join(paragraphs) + "\n")
+    task = Task("fee", "real-guide", "What is the harbour fee?", ["40 euros"], str(doc), doc.stat().st_size,
+                evidence_text="harbour fee of 40 euros")
+    checks = _evidence_checks(task, DocumentStore.open([str(doc)]), SimpleNamespace(citations=[]))
+    assert TOP >= 7 and checks["evidence_found"] and checks["first_step_holds_evidence"]

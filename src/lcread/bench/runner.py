@@ -141,10 +141,11 @@ def _evidence_checks(task: Task, store: DocumentStore, result) -> dict:
     from lcread.agent.run import SEARCHED_KINDS
     from lcread.reader.question import asked, parse_options
     from lcread.tools import ToolRunner
+    from lcread.tools.search import TOP
 
     lines = evidence_lines(store, task.evidence_text)
     question = parse_options(task.question)[0]  # searched as the run's first step searches it
-    first = ToolRunner(store).ranked(question, kind=SEARCHED_KINDS.get(asked(question).type))
+    first = ToolRunner(store).ranked(question, top=TOP, kind=SEARCHED_KINDS.get(asked(question).type))
     shown = {(s.doc, s.line) for s in first.shown}
     cited = {(c.doc, c.line) for c in result.citations}
     return {"evidence_lines": sorted(lines), "cites_evidence": bool(cited & lines),
