@@ -147,10 +147,10 @@ def calibrate(results: Annotated[list[Path], typer.Argument(help="Bench folders 
                                                        "\"verified\" must reach on held-out questions.")] = 0.95,
               out: Annotated[Path | None, typer.Option(help="--reader: the file to save to (default: the user's "
                                                        "reader calibration, LCREAD_READER_CALIBRATION).")] = None,
-              features: Annotated[str | None, typer.Option(help="--reader: fit over these features (comma-"
-                                                           "separated) instead of choosing them on held-out "
-                                                           "documents; with --keep-ranking, the confidence's "
-                                                           "features (a_...) to choose among.")] = None,
+              features: Annotated[str | None, typer.Option(help="--reader: fit the ranking over these features "
+                                                           "(comma-separated) instead of choosing them on held-"
+                                                           "out documents, and choose the confidence among the "
+                                                           "confidence's features (a_...) named.")] = None,
               keep_ranking: Annotated[bool, typer.Option("--keep-ranking", help="--reader: keep the model's "
                                                          "ranking as calibrated, and fit only its confidence and "
                                                          "thresholds on these readings.")] = False,

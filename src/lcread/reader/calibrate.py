@@ -257,15 +257,16 @@ def measure(best: list[tuple[float, bool]], tau: float) -> dict:
 
 
 def calibrate(rows: list[dict], features=GENERIC, precision: float = 0.95, source: str = "",
-              choose: bool = True) -> Scorer:
+              choose: bool = True, pool=ANSWER) -> Scorer:
     """The scorer over `features` (those of them forward selection chooses, unless `choose` is off) fitted on
-    every example, with the threshold and figures the held-out folds give."""
+    every example, with its confidence chosen among `pool`, and the threshold and figures the held-out folds
+    give."""
     data = readings(rows)
     names = [f for f in features if any(f in e.features for e in data)] or list(GENERIC)
     steps: list = []
     if choose:
         names, steps = select(data, names)
-    return trusted(fit(data, names), data, held_out(data, names), precision, source, steps)
+    return trusted(fit(data, names), data, held_out(data, names), precision, source, steps, pool)
 
 
 def keep_ranking(scorer: Scorer, rows: list[dict], precision: float = 0.95, source: str = "",
@@ -335,7 +336,8 @@ def load_rows(folders) -> tuple[str, list[dict]]:
 def show(results, precision: float, out=None, features: list[str] | None = None, keep: bool = False) -> None:
     """`lcread calibrate --reader`: fit the model's scorer on bench folders' readings (with the span likelihoods
     when they were recorded, and over the generic features alone), print the held-out figures, and save both under
-    the model's name (in the user's file, or `out`). With `features`, one scorer over exactly those."""
+    the model's name (in the user's file, or `out`). With `features`, one scorer over exactly the ranking's among
+    them, its confidence chosen among the confidence's (`a_...`, of `ANSWER`) among them."""
     from pathlib import Path
 
     from rich.console import Console
@@ -357,8 +359,10 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
         console.print(f"{model}: saved to {save(model, scorer, Path(out) if out else None)}")
         return
     scored = any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"] for f in LIKELIHOOD)
+    pool = [f for f in features or [] if f in ANSWER] or ANSWER
+    features = [f for f in features or [] if f not in ANSWER]
     if features:
-        _known(features, FEATURES)
+        _known(features, FEATURES + ANSWER)
         sets = {"likelihood" if any(f in LIKELIHOOD for f in features) else "generic": features}
     else:
         sets = SETS
@@ -368,7 +372,8 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
             continue
         name = f"{model}:{kind}"
         scorer = calibrate(rows, names, precision, choose=not features,
-                           source=f"{name}, lcread calibrate --reader on {len(rows)} runs of {', '.join(suites)}")
+                           source=f"{name}, lcread calibrate --reader on {len(rows)} runs of {', '.join(suites)}",
+                           pool=pool)
         report(console, name, scorer)
         save(name, scorer, Path(out) if out else None)
         fitted.append((name, scorer))
