@@ -525,7 +525,7 @@ def test_keeping_the_ranking_fits_only_the_confidence_and_thresholds(tmp_path, m
     cal.show([tmp_path / "runs"], 0.9, out, features=["match", "type_fits", "near", "a_pool", "a_members"])
     saved = Scorer(**json.loads(out.read_text())["m"])
     assert saved.features == ["match", "type_fits", "near"] and not set(free) <= {"a_pool", "a_members"}
-    assert saved.answer is None or set(saved.answer.features) <= {"a_pool", "a_members"}
+    assert saved.answer is not None and set(saved.answer.features) <= {"a_pool", "a_members"}
     with pytest.raises(UsageError, match="no feature match"):  # a ranking feature is not the confidence's
         cal.show([tmp_path / "runs"], 0.9, out, features=["match"], keep=True)
 

@@ -347,23 +347,23 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
     model, rows = load_rows(results)
     console = Console()
     suites = sorted({r["suite"] for r in rows})
+    pool = [f for f in features or [] if f in ANSWER] or ANSWER
+    ranking = [f for f in features or [] if f not in ANSWER]
     if keep:
         from lcread.reader.scorer import scorer_for
 
-        _known(features, ANSWER)
+        _known(ranking, ANSWER)  # the ranking is kept: a feature of its is refused
         scorer = keep_ranking(scorer_for(model, True), rows, precision,
                               source=f"{model}, its ranking kept, confidence by lcread calibrate --reader "
                                      f"--keep-ranking on {len(rows)} runs of {', '.join(suites)}",
-                              pool=features or ANSWER)
+                              pool=pool)
         report(console, model, scorer)
         console.print(f"{model}: saved to {save(model, scorer, Path(out) if out else None)}")
         return
     scored = any(f in c["features"] for r in rows for x in r["readings"] for c in x["candidates"] for f in LIKELIHOOD)
-    pool = [f for f in features or [] if f in ANSWER] or ANSWER
-    features = [f for f in features or [] if f not in ANSWER]
-    if features:
-        _known(features, FEATURES + ANSWER)
-        sets = {"likelihood" if any(f in LIKELIHOOD for f in features) else "generic": features}
+    if ranking:
+        _known(ranking, FEATURES + ANSWER)
+        sets = {"likelihood" if any(f in LIKELIHOOD for f in ranking) else "generic": ranking}
     else:
         sets = SETS
     fitted = []
@@ -371,7 +371,7 @@ def show(results, precision: float, out=None, features: list[str] | None = None,
         if not scored and any(f in LIKELIHOOD for f in names):
             continue
         name = f"{model}:{kind}"
-        scorer = calibrate(rows, names, precision, choose=not features,
+        scorer = calibrate(rows, names, precision, choose=not ranking,
                            source=f"{name}, lcread calibrate --reader on {len(rows)} runs of {', '.join(suites)}",
                            pool=pool)
         report(console, name, scorer)
