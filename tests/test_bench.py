@@ -94,6 +94,21 @@ def test_one_real_document_is_a_suite_of_its_own(tmp_path):
             model="scripted", api_base=None, chunk_chars=None, notes_chars=None, probes="auto", out=tmp_path)
 
 
+def test_only_keeps_the_tasks_whose_id_or_question_matches_and_refuses_a_pattern_that_matches_none():
+    from lcread.bench.command import matching
+    from lcread.bench.suites import Task
+    from lcread.errors import LcreadError
+
+    tasks = [Task(f"{q}-{p}", "real-x", "?", ["1"], "doc", 0, group=q) for q in ("bash-127", "bash-ifs", "wget-tries")
+             for p in "ab"]
+    assert [t.id for t in matching(tasks, "bash-*")] == ["bash-127-a", "bash-127-b", "bash-ifs-a", "bash-ifs-b"]
+    assert [t.id for t in matching(tasks, "wget-tries, *-127-b")] == ["bash-127-b", "wget-tries-a", "wget-tries-b"]
+    assert [t.id for t in matching(tasks, "bash-ifs")] == ["bash-ifs-a", "bash-ifs-b"]  # a question: its phrasings
+    assert matching(tasks, None) == tasks
+    with pytest.raises(LcreadError, match="matches none of the 6 tasks.*bash-127-a"):
+        matching(tasks, "nginx-*")
+
+
 def test_the_bench_asks_whether_the_first_step_holds_the_evidence_of_as_many_passages_as_a_run_shows(tmp_path):
     """Seven paragraphs match the question alike; the one that answers ranks seventh. The first step shows it (as
     many passages as a run's first step shows, `search.TOP`), and the bench's measure of it says so."""

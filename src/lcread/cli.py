@@ -113,6 +113,9 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
           probes: Annotated[str, typer.Option(help="acs, multiple choice: probes read side by side on the same "
                                               "reading: auto, letters, likelihood (comma-separated).")] = "auto",
           max_steps: o.MaxSteps = None,
+          only: Annotated[str | None, typer.Option(help="Comma-separated task ids or shell patterns (bash-127-a, "
+                                                     "'bash-*', '*-b'): run only the suites' tasks that match "
+                                                     "one (a task matches by its id or its question's).")] = None,
           phrasings: Annotated[int, typer.Option(min=1, max=3, help="Ask each generated task in this many "
                                                  "phrasings (the real suite has two of its own); the report "
                                                  "gives their agreement.")] = 1,
@@ -130,7 +133,7 @@ def bench(suites: Annotated[str, typer.Option(help="Comma-separated: niah, niah-
 
     run(suites=suites, modes=modes, stops=stops, tasks=tasks, lengths=lengths, seed=seed, model=model,
         api_base=api_base, chunk_chars=chunk_chars, notes_chars=notes_chars, probes=probes, out=out,
-        phrasings=phrasings, max_steps=max_steps)
+        phrasings=phrasings, max_steps=max_steps, only=only)
 
 
 @app.command()
