@@ -114,6 +114,96 @@ def test_a_collection_written_out_in_code_is_a_set_of_its_items(tmp_path):
     assert "1, 2" not in found  # a call's arguments are no collection
 
 
+MANUAL = """\
+The cache keeps several distinct queues, one for each of the following
+kinds of request:
+
+  • lookups of names
+
+  • transfers of zones
+    and their notifications
+
+  • updates
+
+The cache drops a request that waits longer than its queue allows.
+
+The following *levels* are recognized by the package tools.
+
+"urgent"
+   Requests served before any other. Removing an "urgent" request
+   breaks the session.
+
+"normal"
+   The default level.
+
+"idle"
+   Served when nothing else waits.
+
+[1] The levels were once called priorities.
+"""
+
+
+def test_a_list_laid_out_one_item_a_line_below_its_lead_is_a_set_and_a_count(tmp_path):
+    """A bulleted list (an item's own lines indented deeper) and a definition list (terms, each over its indented
+    description) below the paragraph that announces them: their items are a set for "which", and how many there
+    are a count for "how many"; a line of another shape ends the list."""
+    def reading(question):
+        return reading_of(tmp_path, {"manual.txt": MANUAL}, question, ["read manual.txt 1 32"])
+
+    queues = reading("How many distinct queues does the cache keep?")
+    counts = {r.candidate.text: r.candidate for r in queues.ranked if r.candidate.unit == "items"}
+    assert list(counts) == ["3"] and counts["3"].counted == ("manual.txt:2",)
+    assert [s.sentence.line for s in counts["3"].spots] == [2, 4, 6, 9]  # the lead, then each item's line
+    levels = sets_of(reading("Which levels are recognized by the package tools?"))
+    assert levels["urgent, normal, idle"].items == ["urgent", "normal", "idle"]  # not the note [1] below them
+    assert levels["urgent, normal, idle"].complete and not levels["urgent, normal, idle"].partial  # shown to its end
+    kinds = sets_of(reading("Which kinds of request does the cache keep queues for?"))
+    assert kinds["lookups of names, transfers of zones, updates"].spots[2].sentence.line == 6
+    # a question for one value takes no list
+    assert not sets_of(reading("Which level is the default?"))
+
+
+def test_a_table_whose_columns_lost_their_gap_is_a_list_of_its_first_cells_without_its_header(tmp_path):
+    """Text converted from a PDF: no blank lines, a table's cells joined by single spaces. The sentence that
+    announces the table is its lead; the header row is not an item; the next heading ends the list."""
+    text = ("Large packages must not use a direct subdirectory.\n4.2. Requirements\n"
+            "The following directories, or symbolic links to directories, are required in /opt.\n"
+            "Directory Description\nbin Most user commands\nlib Libraries\nlocal Local hierarchy (empty at first)\n"
+            "share Architecture-independent data\n4.3. Specific Options\nDirectory Description\ngames Games\n")
+    found = sets_of(reading_of(tmp_path, {"fhs.txt": text}, "Which directories are required in /opt?",
+                               ["read fhs.txt 1 12"]))
+    assert found["bin, lib, local, share"].items == ["bin", "lib", "local", "share"]
+    assert not [t for t in found if "games" in t or "Directory" in t]
+
+
+def test_a_list_the_shown_lines_cut_short_is_read_on_by_lcread_before_it_is_counted(tmp_path):
+    """The first step's passage stops at a blank line, so a list below its lead is not shown: the reader names the
+    lines lcread reads itself, and counts the list only once a shown line ends it."""
+    (tmp_path / "manual.txt").write_text(MANUAL)
+    question = "How many distinct queues does the cache keep?"
+    with DocumentStore.open([str(tmp_path / "manual.txt")]) as store:
+        tools, evidence = ToolRunner(store), EvidenceLog()
+        observation = tools.run(parse("read manual.txt 1 6"))  # the lead and the first two items
+        evidence.add(observation.shown, observation.search)
+        ranker = tools.question_ranker(question)
+        reader = Reader(asked(question), evidence, PRIOR, ranker.score, ranker.spans)
+        assert not [c for c in reader.pool() if c.unit == "items"]  # the list may go on: no count yet
+        assert reader.lists_to_read() == [("manual.txt", 7, 62)]
+        observation = tools.run(parse("read manual.txt 7 62"))
+        evidence.add(observation.shown, observation.search)
+        assert [c.text for c in reader.pool() if c.unit == "items"] == ["3"] and reader.lists_to_read() == []
+
+
+def test_a_collection_written_out_one_entry_a_line_is_a_set_of_its_keys(tmp_path):
+    code = ('_available_shells: t.Dict[str, t.Type[ShellComplete]] = {\n'
+            '    "bash": BashComplete,\n    "fish": FishComplete,\n    "zsh": ZshComplete,\n}\n\n'
+            'def add_completion_class(cls, name=None):\n    if name is None:\n        name = cls.name\n')
+    found = sets_of(reading_of(tmp_path, {"shells.py": code}, "Which shells are available for completion?",
+                               ["read shells.py 1 9"]))
+    assert found["bash, fish, zsh"].items == ["bash", "fish", "zsh"]
+    assert not [t for t in found if "name" in t]  # a block of statements below `if ...:` is no list
+
+
 def test_the_models_list_answer_is_its_items_once_each(tmp_path):
     text = 'Select the type of the progress indicator.\nLegal indicators are "dot" and "bar".\n'
     listed = reading_of(tmp_path, {"w.txt": text}, "Which progress indicator types does wget support?",

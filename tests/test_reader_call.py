@@ -253,3 +253,27 @@ def test_the_confidence_reads_the_checks_features_of_the_best_answer_only_where_
     a = answer_features(ranked)
     assert a["a_check_top"] == 1.0 and a["a_check_share"] == rows[0]["check_share"] and a["a_check_none"] < 0.01
     assert not any(k.startswith("a_check_") for k in answer_features([(0.7, {"lm_share": -0.2})]))
+
+
+def test_a_list_the_first_step_cut_short_is_read_on_before_the_readers_call_and_counted_there(tmp_path):
+    """The first step's passage ends at the blank line below the list's lead. lcread reads on itself before the
+    reader's call, so the call reads the items with their lead and lcread's count of them, and scores that count."""
+    lines = [f"Routine note {i}: the belts were inspected." for i in range(200)]
+    lines[120:121] = ["The depot keeps several distinct spare kits, one for each of the following", "machines:", "",
+                      "  • the Halvorsen pump", "", "  • the boiler", "", "  • the fan", "", "Kits are checked."]
+    (tmp_path / "depot.txt").write_text("\n".join(lines) + "\n")
+    scored: list[list[str]] = []
+
+    def spans(messages, texts):
+        scored.append(list(texts))
+        return [-0.05 if t == '3"' else -6.0 for t in texts]
+
+    model = ScriptedModel(['"3"'], scorer=spans)
+    with DocumentStore.open([str(tmp_path / "depot.txt")]) as store:
+        result = SelectReader(model, ToolRunner(store), SilentDisplay(), MemoryTrace(), None,
+                              likelihood_scorer(settle=0.5)).run("How many distinct spare kits does the depot keep?")
+    prompt = model.calls[0]["messages"][1]["content"]
+    assert "depot.txt:124: • the Halvorsen pump" in prompt and "depot.txt:128: • the fan" in prompt
+    assert "lcread's count: 3 items in the list that depot.txt:122 opens" in prompt
+    assert '3"' in scored[0] and result.answer == "3"
+    assert [c.line for c in result.citations][:2] == [122, 124]  # the lead, then the first item

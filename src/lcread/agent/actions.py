@@ -109,12 +109,28 @@ class Actions:
 
     def look_up(self, run: Run) -> bool:
         """lcread's own commands for what the best candidates point at: the definition of a constant-like name
-        when the question asks for a value, and a grep of each item of a set whose own lines were not searched.
-        Their outputs are evidence, and the model sees them with its next observation."""
+        when the question asks for a value, a grep of each item of a set whose own lines were not searched, and a
+        read of the lines a list laid out below the best lines goes on in. Their outputs are evidence, and the
+        model sees them with its next observation."""
         commands = [Command("definition", f"definition {name}", patterns=[name])
                     for name in run.reader.names_to_resolve(run.reading)]
         commands += [Command("grep", f"grep -i -w -F {item!r}", patterns=[item], flags={"-i", "-w", "-F"})
                      for item in run.reader.follow(run.reading)]
+        return self.run_own(run, commands + self.list_reads(run))
+
+    def read_on(self, run: Run) -> bool:
+        """lcread's own reads of the lists the best shown lines open, where they go on past what was shown: before
+        the reader's call, so that it reads and scores their items."""
+        return self.run_own(run, self.list_reads(run))
+
+    @staticmethod
+    def list_reads(run: Run) -> list[Command]:
+        return [Command("read", f"read {doc} {first} {last}", docs=[doc], start=first, end=last)
+                for doc, first, last in run.reader.lists_to_read()]
+
+    def run_own(self, run: Run, commands: list[Command]) -> bool:
+        """Runs lcread's own commands (LOOKUPS at most, none run before), each output evidence and kept for the
+        model's next observation; whether any ran."""
         ran = False
         for command in commands[:LOOKUPS]:
             key = command_key(command)

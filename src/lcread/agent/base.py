@@ -96,6 +96,8 @@ class CommandLoop:
         self.check_limits(run)
         pool = run.reader.pool()
         if self.reads_passages and run.unread:
+            if self.actions.read_on(run):  # a list the shown lines cut short, read on before the reader reads
+                pool = run.reader.pool()
             act(self.reader_call(run, pool))  # a reading the reader is sure of ends the run here
             pool = run.reader.pool()
         scoring = run.reader.scoring(pool) if self.scores_spans and not self.reads_passages else None

@@ -110,6 +110,10 @@ class EvidenceLog:
             out[(p.doc, p.line)] = out.get((p.doc, p.line), "") + " " + p.text
         return out
 
+    def whole_lines(self) -> dict[tuple[str, int], str]:
+        """Each line shown whole (document, number), as written: its indentation and its markers kept."""
+        return {(p.doc, p.line): p.text for p in self.pieces if p.start == 0 and p.kind != "heading"}
+
     def sentences(self) -> list[Sentence]:
         if self._sentences is None:
             lines = {(p.doc, p.line): p.text for p in self.pieces if p.start == 0}

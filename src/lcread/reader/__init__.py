@@ -167,7 +167,8 @@ class Reader:
         made = values + derived.sections(self.asked, sentences, self.heading_of) + \
             self.counts() + \
             derived.sets(self.asked, spans + values, lambda t: self.evidence.searched(t) is not None) + \
-            derived.enumerations(self.asked, sentences, self.match)
+            derived.enumerations(self.asked, sentences, self.match) + \
+            derived.lists(self.asked, sentences, self.evidence.whole_lines(), self.match)
         have = {c.key: c for c in spans}
         out = list(spans)
         for c in made:  # a value lcread worked out that is also a span is one candidate: the span, so worked out
@@ -178,7 +179,7 @@ class Reader:
             elif c.source or c.items or c.counted:
                 same.source, same.items = same.source or c.source, same.items or c.items
                 same.counted, same.unit = (same.counted, same.unit) if same.counted else (c.counted, c.unit)
-                same.complete, same.partial = c.complete, c.partial
+                same.complete, same.partial, same.listed = c.complete, c.partial, same.listed or c.listed
                 same.spots += [p for p in c.spots if p not in same.spots]
         return out
 
@@ -207,6 +208,11 @@ class Reader:
                     out.append(item)
         return out[:derived.SET_ITEMS]
 
+    def lists_to_read(self) -> list[tuple[str, int, int]]:
+        """Where a list laid out below the lines that match the question best goes on past what was shown
+        (document, first line, last line): what lcread reads itself before the next step."""
+        return derived.list_reads(self.asked, self.evidence.sentences(), self.evidence.whole_lines(), self.match)
+
     def scoring(self, pool: list[Candidate], prefix: str = ANSWER_PREFIX) -> Scoring | None:
         """What the model should score with its next call: each candidate as the answer it would write after
         `prefix` (the agent's `answer "`, the reader's own prompt's `"`)."""
@@ -215,18 +221,23 @@ class Reader:
         return Scoring(prefix, tuple(c.text.replace('"', "'") + ANSWER_END for c in pool))
 
     def passages(self, budget: int = PASSAGE_CHARS, pool: list[Candidate] | None = None) -> str:
-        """The shown lines that match the question best, in document order, as `DOC:LINE: text` (with the line's
-        page, where its document has pages: what a page is read from), then what lcread worked out of the whole
-        input beside them (its counts of lines), as the reader's own call reads them before the question: the
-        prototype's one pass over the question and its passages."""
+        """The shown lines that match the question best (a list's items as well as its lead), in document order, as
+        `DOC:LINE: text` (with the line's page, where its document has pages: what a page is read from), then what
+        lcread worked out of the whole input beside them (its counts), as the reader's own call reads them before
+        the question: the prototype's one pass over the question and its passages."""
         lines: dict[tuple[str, int], str] = {}
         for p in self.evidence.pieces:
-            if p.kind != "heading":
+            if p.kind != "heading" and p.text.strip():
                 lines[(p.doc, p.line)] = (lines.get((p.doc, p.line), "") + " " + p.text).strip()
         counted = [prompts.render(f"reader_count_{c.unit}", count=c.text, words=", ".join(c.counted))
                    for c in pool or [] if c.counted]
         budget -= sum(len(c) + 1 for c in counted)
         best = {k: max(map(self.match, _SENTENCE.findall(text)), default=0.0) for k, text in lines.items()}
+        for c in pool or []:  # a list's items are read with its lead, whatever words they hold
+            if c.listed:
+                held = [(p.sentence.doc, p.sentence.line) for p in c.spots if (p.sentence.doc, p.sentence.line) in lines]
+                lead = max((best[k] for k in held), default=0.0)
+                best.update({k: max(best[k], lead) for k in held})
         chosen, used = [], 0
         for k in sorted(lines, key=lambda k: (-best[k], k)):  # a line ranks by its best sentence
             text = f"{k[0]}:{k[1]}{self._page(*k)}: {_cut(lines[k], self.match)}"

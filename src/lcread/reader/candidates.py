@@ -52,7 +52,11 @@ class Candidate:
     """For a count: the words every counted line holds (the reader's own call reads the count beside the
     passages)."""
     unit: str = "lines"
-    """For a count: what it counts, lines or entries (a release log's releases, a ChangeLog's entries)."""
+    """For a count: what it counts, lines, entries (a release log's releases, a ChangeLog's entries) or items (of
+    a list laid out one item a line)."""
+    listed: bool = False
+    """For a set or a count of a list laid out one item a line: its spots are the list's lead and its items' lines,
+    which the reader's passages show together."""
 
     @property
     def key(self) -> str:

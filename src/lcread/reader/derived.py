@@ -130,6 +130,171 @@ def _enumerated(out: dict[str, Candidate], items: list[str], spot: Spot) -> None
         c.spots.append(spot)
 
 
+LIST_LEADS = 3
+"""The shown lines that match a question best whose paragraphs may open a list laid out below them."""
+LEAD_LINES = 3
+"""Lines of a paragraph, from a line that matches the question on, in which its list's lead may end."""
+LIST_LINES = 60
+"""Lines after a list's lead that it may take (a dozen items, each with a few lines of its own)."""
+LIST_TERM_CHARS = 60
+"""Characters of a line at most to read as an item of a list without markers (a term, not a line of prose)."""
+_MARKER = re.compile(r"([•·▪◦‣*+-]|\(?\d{1,2}[.)]|\(?[a-z][.)])\s+(?=\S)")
+"""A list item's marker: a bullet, a number or a letter."""
+_OPENS = re.compile(r":\s*$")
+_BRACKET = re.compile(r"[\[{(]\s*(?:#.*|//.*)?$")
+"""A line of code that opens a collection written out one entry a line (`SHELLS = {`)."""
+_CLOSES = re.compile(r"^\s*[\])}]")
+_SEPARATOR = re.compile(r"\s+[-–—]\s+|:\s|\t|\s{2,}")
+"""What ends an item's term where the item goes on with a description."""
+_CODE = re.compile(r"[=;{}]|\w\(")
+"""Code, not a term: an assignment, a statement's end, a block, a call."""
+
+
+def list_leads(asked: Asked, sentences: list[Sentence], lines: dict[tuple[str, int], str], match) \
+        -> list[tuple[str, int]]:
+    """For a question asking for several values or a count: the lines that open a list laid out one item a line
+    below the shown lines that match it best: from such a line on, within its paragraph, the first that ends with
+    a colon or opens a collection in code, or that ends a sentence which announces what follows (the language's
+    `list_lead`: "the following directories are required.")."""
+    if not (asked.plural or asked.type == "count"):
+        return []
+    best: list[tuple[str, int]] = []
+    for s in sorted(sentences, key=lambda s: -match(s.text)):
+        if (s.doc, s.line) not in best:
+            best.append((s.doc, s.line))
+        if len(best) == LIST_LEADS:
+            break
+    announces = load().phrase("list_lead")
+    out: list[tuple[str, int]] = []
+    for doc, line in best:
+        said = False
+        for n in range(line, line + LEAD_LINES):
+            text = lines.get((doc, n))
+            if text is None or not text.strip():
+                break
+            said = said or bool(announces.search(text))
+            if _OPENS.search(text) or _BRACKET.search(text) or said and re.search(r"[.:]\s*$", text):
+                if (doc, n) not in out:
+                    out.append((doc, n))
+                break
+    return out
+
+
+def listed(lines: dict[tuple[str, int], str], doc: str, lead: int) -> tuple[list[tuple[int, int, str]], int | None]:
+    """The items of the list a lead line opens, from the shown lines after it, each as (line, start, term); and
+    the first line after them not shown, when the list may go on there (None: a shown line ends it). The items
+    share their indentation and their kind of marker (a bullet, a number, none); lines indented deeper are an
+    item's own; an item without a marker is a short line that is no prose and no code. After a line of code that
+    opens a collection, each line up to its closing bracket is an entry."""
+    if _BRACKET.search(lines[(doc, lead)]):
+        return _entries(lines, doc, lead)
+    items: list[tuple[int, int, str]] = []
+    shape = None
+    for n in range(lead + 1, lead + LIST_LINES + 1):
+        text = lines.get((doc, n))
+        if text is None:
+            return _rows(items), n
+        if not text.strip():
+            continue
+        indent = len(text) - len(text.lstrip())
+        marker = _MARKER.match(text, indent)
+        kind = None if marker is None else "number" if marker.group(1)[-1] in ".)" and \
+            marker.group(1).strip("().")[:1].isdigit() else "letter" if marker.group(1)[-1] in ".)" \
+            else marker.group(1)
+        if items and shape and indent > shape[0]:
+            continue  # an item's own lines
+        start = marker.end() if marker else indent
+        term = _term(text[start:], bare=kind is None)
+        if term is None:
+            break
+        now = (indent, kind, _initial(term) if kind is None else None)
+        if shape is None or len(items) == 1 and now[:2] == shape[:2] and now != shape:
+            # the first item sets the list's shape; a first line unlike the rest is a table's header row
+            items, shape = items[1:] if shape else items, now
+        elif now != shape:
+            break
+        items.append((n, start, term))
+    else:
+        return _rows(items), n + 1
+    return _rows(items), None
+
+
+def _initial(term: str) -> str:
+    """What an item without a marker starts with: a lower-case or a capital letter, a digit, or a mark."""
+    c = term[:1]
+    return "lower" if c.islower() else "capital" if c.isupper() else "digit" if c.isdigit() else c
+
+
+def _rows(items: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """The items as terms: where every one is a row of a table whose columns lost their gap (`bin Most user
+    commands`: a name, then a capitalised description), its first cell."""
+    if len(items) >= 2 and all(re.match(r"\S+\s+[A-Z]", t) for _, _, t in items):
+        return [(n, start, t.split()[0]) for n, start, t in items]
+    return items
+
+
+def _entries(lines: dict[tuple[str, int], str], doc: str, lead: int) -> tuple[list[tuple[int, int, str]], int | None]:
+    """The entries of a collection a line of code opens, one or more a line, up to its closing bracket: each
+    quoted string or number (a mapping's keys), or a bare name."""
+    items: list[tuple[int, int, str]] = []
+    for n in range(lead + 1, lead + LIST_LINES + 1):
+        text = lines.get((doc, n))
+        if text is None:
+            return items, n
+        if _CLOSES.match(text):
+            return items, None
+        found = [(m.start(), double or single or number) for m in _LITERAL.finditer(text)
+                 for double, single, number, _, _ in [m.groups()]] or \
+            [(m.start(1), m.group(1)) for m in [re.match(r"\s*([A-Za-z_][\w.]*)\s*,?\s*(?:#.*)?$", text)] if m]
+        items += [(n, start, item) for start, item in found if item]
+    return items, (lead + LIST_LINES + 1)
+
+
+def _term(text: str, bare: bool) -> str | None:
+    """An item's term: its text up to where a description starts, without quotes, emphasis and final
+    punctuation. Without a marker, only a short line that is no code and no sentence is one."""
+    text = text.strip()
+    if bare and (len(text) > LIST_TERM_CHARS or _CODE.search(text) or re.search(r"[.!?]$", text)
+                 or text.startswith("[")):
+        return None
+    term = _SEPARATOR.split(text, maxsplit=1)[0].strip().strip("\"“”‘’'`*_").rstrip(".,;:").strip()
+    return term[:LIST_TERM_CHARS] or None
+
+
+def lists(asked: Asked, sentences: list[Sentence], lines: dict[tuple[str, int], str], match) -> list[Candidate]:
+    """For a question asking for several values, each list laid out below the lines that match it best, its
+    items as a set; for a "how many" question, how many items such a list holds, when it is shown to its end. Each
+    is cited on its lead and its items' lines."""
+    out: list[Candidate] = []
+    for doc, lead in list_leads(asked, sentences, lines, match):
+        items, more = listed(lines, doc, lead)
+        if len(items) < 2 or len({key(t) for _, _, t in items}) < len(items):
+            continue
+        head = lines[(doc, lead)]
+        spots = [Spot(Sentence(doc, lead, 0, head), 0, len(head))] + \
+            [Spot(Sentence(doc, n, 0, lines[(doc, n)]), start, start + len(term)) for n, start, term in items]
+        terms = [t for _, _, t in items]
+        if asked.plural and len(terms) <= SET_ITEMS:
+            out.append(Candidate(", ".join(terms), "list", spots, computed=True, items=terms,
+                                 complete=more is None, partial=more is not None, listed=True))
+        if asked.type == "count" and more is None:
+            out.append(Candidate(str(len(terms)), "count", spots, computed=True, counted=(f"{doc}:{lead}",),
+                                 unit="items", listed=True))
+    return out
+
+
+def list_reads(asked: Asked, sentences: list[Sentence], lines: dict[tuple[str, int], str], match) \
+        -> list[tuple[str, int, int]]:
+    """Where the lists below the lines that match a question best go on past what was shown: (document, first
+    line, last line) for lcread to read itself."""
+    out = []
+    for doc, lead in list_leads(asked, sentences, lines, match):
+        _, more = listed(lines, doc, lead)
+        if more is not None and more <= lead + LIST_LINES:
+            out.append((doc, more, lead + LIST_LINES))
+    return out
+
+
 def judge_set(c: Candidate, asked: Asked, pool: list[Candidate], searched: Callable[[str], bool]) -> Candidate:
     """A set the model gave, marked as lcread's sets are: closed (nothing shown links it to a further item) and
     searched, or partial."""
