@@ -346,7 +346,7 @@ def test_an_answer_no_shown_line_holds_is_never_chosen_over_a_grounded_one(tmp_p
     assert reading.answer != "4096"
 
 
-@pytest.mark.parametrize("said", [",5d", ":5d,", " 5d)", '"5d";'])
+@pytest.mark.parametrize("said", [",5d", ":5d,", " 5d)", '"5d";', "“5d”", "‘5d’,"])
 def test_the_separators_the_model_copies_around_a_value_do_not_hide_the_shown_value(tmp_path, said):
     text = "maximal_queue_lifetime,5d\nbounce_queue_lifetime,2d\n"
     reading = reading_of(tmp_path, {"main.cf": text}, "How long does a deferred message stay in the queue?",

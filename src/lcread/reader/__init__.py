@@ -366,11 +366,12 @@ class Reader:
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]*")
-_EDGE = re.compile(r"^(?:[\s\"'`,;]|:(?!:))+|(?:[\s\"'`,;]|(?<!:):)+$")  # `::1` keeps its colons
+_EDGE = re.compile(r"^(?:[\s\"'`,;“”‘’]|:(?!:))+|(?:[\s\"'`,;“”‘’]|(?<!:):)+$")  # `::1` keeps its colons
 
 
 def trimmed(answer: str) -> str | None:
-    """The model's answer without what it copied from around the value: the quotes, the separators on either side
+    """The model's answer without what it copied from around the value: the quotes (straight or curly, as a
+    converted document writes them), the separators on either side
     (`,5d` of "lifetime,5d", `:2.28.1`), and a closing bracket it did not open (`50)`)."""
     text = answer
     while True:
