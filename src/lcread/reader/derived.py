@@ -198,9 +198,7 @@ def listed(lines: dict[tuple[str, int], str], doc: str, lead: int) -> tuple[list
             continue
         indent = len(text) - len(text.lstrip())
         marker = _MARKER.match(text, indent)
-        kind = None if marker is None else "number" if marker.group(1)[-1] in ".)" and \
-            marker.group(1).strip("().")[:1].isdigit() else "letter" if marker.group(1)[-1] in ".)" \
-            else marker.group(1)
+        kind = _kind(marker.group(1)) if marker else None
         if items and shape and indent > shape[0]:
             continue  # an item's own lines
         start = marker.end() if marker else indent
@@ -217,6 +215,13 @@ def listed(lines: dict[tuple[str, int], str], doc: str, lead: int) -> tuple[list
     else:
         return _rows(items), n + 1
     return _rows(items), None
+
+
+def _kind(marker: str) -> str:
+    """A marker's kind: a number (`1.`, `(2)`), a letter (`a)`), or the bullet itself (`•`, `-`)."""
+    if marker[-1] not in ".)":
+        return marker
+    return "number" if marker.strip("().").isdigit() else "letter"
 
 
 def _initial(term: str) -> str:
@@ -247,7 +252,7 @@ def _entries(lines: dict[tuple[str, int], str], doc: str, lead: int) -> tuple[li
                  for double, single, number, _, _ in [m.groups()]] or \
             [(m.start(1), m.group(1)) for m in [re.match(r"\s*([A-Za-z_][\w.]*)\s*,?\s*(?:#.*)?$", text)] if m]
         items += [(n, start, item) for start, item in found if item]
-    return items, (lead + LIST_LINES + 1)
+    return items, lead + LIST_LINES + 1
 
 
 def _term(text: str, bare: bool) -> str | None:
