@@ -235,7 +235,7 @@ class Reader:
         best = {k: max(map(self.match, _SENTENCE.findall(text)), default=0.0) for k, text in lines.items()}
         for c in pool or []:  # a list's items are read with its lead, whatever words they hold
             if c.listed:
-                held = [(p.sentence.doc, p.sentence.line) for p in c.spots if (p.sentence.doc, p.sentence.line) in lines]
+                held = [k for p in c.spots if (k := (p.sentence.doc, p.sentence.line)) in lines]
                 lead = max((best[k] for k in held), default=0.0)
                 best.update({k: max(best[k], lead) for k in held})
         chosen, used = [], 0
