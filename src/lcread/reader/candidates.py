@@ -134,8 +134,12 @@ class Patterns:
     PATH = re.compile(r"(?<![\w.~/-])~?/(?:[\w.+@-]+/?)*[\w.+@-]*|(?<![\w/.-])(?:\.{1,2}/)?[\w.+@-]+(?:/[\w.+@-]+)+/?"
                       r"|(?<![\w/.-])\.[A-Za-z][\w.-]*\w")
     OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[^\s,;)\]\"']+)?")
-    IDENTIFIER = re.compile(r"\$?\b[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+(?:\(\))?|\$?\b[A-Za-z_]*_\w+(?:\(\))?"
+    IDENTIFIER = re.compile(r"\$?\b[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+(?:\(\))?"
+                            r"|\b(?=[A-Za-z][\w-]*?\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b(?![.-]?\w)"
+                            r"|\$?\b[A-Za-z_]*_\w+(?:\(\))?"
                             r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9_]{2,}\b|\$\w+|\b\w+\(\)")
+    """Dotted names; names that join letters and digits, whole (worker-3, eth0, UTF-8, x86_64); snake_case, camelCase,
+    CONSTANTS, $variables and calls."""
     QUOTED = re.compile(r"\"([^\"\n]{1,60})\"|'([^'\n]{1,60})'|`([^`\n]{1,60})`|[‘“]([^’”\n]{1,60})[’”]")
     NAME = re.compile(r"\b[A-Z][\w+-]*[a-z0-9][\w+-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w+-]*)*")
     WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
@@ -161,11 +165,13 @@ class Patterns:
 
         take("pair", self.pair)
         out = [o for o in out if not re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", o[3])]
-        take("date", self.date)
         take("number", self.number)
         if "number" in kinds:
             for m in self.words.finditer(text):
                 out.append(("number", m.start(), m.end(), m.group(0)))
+        dates = [(m.start(), m.end()) for m in self.date.finditer(text)]
+        out = [o for o in out if not any(s <= o[1] and o[2] <= e for s, e in dates)]  # a date's parts are no numbers
+        take("date", self.date)
         take("path", self.PATH)
         take("option", self.OPTION)
         take("identifier", self.IDENTIFIER)
