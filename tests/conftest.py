@@ -9,6 +9,22 @@ from lcread.reader.scorer import trusting
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each worker of `pytest -n` has a temporary folder of its own (and so do the processes it starts), so that a
+    # test's check that lcread left no temporary file behind sees only its own worker's files.
+    import tempfile
+
+    os.environ["TMPDIR"] = tempfile.mkdtemp(prefix=f"pytest-{os.environ['PYTEST_XDIST_WORKER']}-")
+    tempfile.tempdir = None
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """A worker's own temporary folder goes with it."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        import shutil
+
+        shutil.rmtree(os.environ["TMPDIR"], ignore_errors=True)
+
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked `local` need llama-cpp-python (`pip install '.[local,test]'`): without it they are skipped,
