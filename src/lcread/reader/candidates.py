@@ -165,13 +165,11 @@ class Patterns:
 
         take("pair", self.pair)
         out = [o for o in out if not re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?", o[3])]
+        take("date", self.date)
         take("number", self.number)
         if "number" in kinds:
             for m in self.words.finditer(text):
                 out.append(("number", m.start(), m.end(), m.group(0)))
-        dates = [(m.start(), m.end()) for m in self.date.finditer(text)]
-        out = [o for o in out if not any(s <= o[1] and o[2] <= e for s, e in dates)]  # a date's parts are no numbers
-        take("date", self.date)
         take("path", self.PATH)
         take("option", self.OPTION)
         take("identifier", self.IDENTIFIER)
