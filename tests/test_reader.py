@@ -102,17 +102,6 @@ def test_an_enumeration_in_prose_is_a_set_of_its_words(tmp_path):
     assert not [t for t in sets("Which protocol does wget use by default?") if " " in t]  # one value asked for
 
 
-def test_a_name_of_letters_and_digits_is_one_candidate(tmp_path):
-    log = ("2026-03-01 03:12:44 host-eu2 worker-3 out of memory: killed request 1033 (rss 3.9 GB)\n"
-           "2026-03-01 03:12:45 eth0 link down; UTF-8 decoding of x86_64 core dump failed\n")
-    reading = reading_of(tmp_path, {"s.log": log}, "Which worker ran out of memory?", ["read s.log 1 2"])
-    found = {r.candidate.text: r.candidate.type for r in reading.ranked}
-    for name in ("worker-3", "host-eu2", "eth0", "UTF-8", "x86_64"):
-        assert found.get(name) == "identifier", name
-    assert not {"UTF", "worker", "host", "eu2", "x86", "3"} & set(found)  # never a piece of a name
-    assert found["2026-03-01 03:12:44"] == "date" and found["1033"] == "number"
-
-
 def test_a_collection_written_out_in_code_is_a_set_of_its_items(tmp_path):
     text = ("RETRY_AFTER_STATUS_CODES = frozenset([413, 429, 503])\n"
             'port_by_scheme = {"http": 80, "https": 443}\n'

@@ -134,12 +134,8 @@ class Patterns:
     PATH = re.compile(r"(?<![\w.~/-])~?/(?:[\w.+@-]+/?)*[\w.+@-]*|(?<![\w/.-])(?:\.{1,2}/)?[\w.+@-]+(?:/[\w.+@-]+)+/?"
                       r"|(?<![\w/.-])\.[A-Za-z][\w.-]*\w")
     OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[^\s,;)\]\"']+)?")
-    IDENTIFIER = re.compile(r"\$?\b[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+(?:\(\))?"
-                            r"|\b(?=[A-Za-z][\w-]*?\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b(?![.-]?\w)"
-                            r"|\$?\b[A-Za-z_]*_\w+(?:\(\))?"
+    IDENTIFIER = re.compile(r"\$?\b[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+(?:\(\))?|\$?\b[A-Za-z_]*_\w+(?:\(\))?"
                             r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9_]{2,}\b|\$\w+|\b\w+\(\)")
-    """Dotted names; names that join letters and digits, whole (worker-3, eth0, UTF-8, x86_64); snake_case, camelCase,
-    CONSTANTS, $variables and calls."""
     QUOTED = re.compile(r"\"([^\"\n]{1,60})\"|'([^'\n]{1,60})'|`([^`\n]{1,60})`|[‘“]([^’”\n]{1,60})[’”]")
     NAME = re.compile(r"\b[A-Z][\w+-]*[a-z0-9][\w+-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w+-]*)*")
     WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
