@@ -102,6 +102,22 @@ def test_an_enumeration_in_prose_is_a_set_of_its_words(tmp_path):
     assert not [t for t in sets("Which protocol does wget use by default?") if " " in t]  # one value asked for
 
 
+def test_a_name_of_letters_and_digits_is_a_candidate_only_where_one_thing_is_asked_by_name(tmp_path):
+    log = ("2026-03-01 03:12:44 host-eu2 worker-3 out of memory: killed request 1033 (rss 3.9 GB)\n"
+           "2026-03-01 03:12:45 eth0 link down; UTF-8 decoding of x86_64 core dump failed\n")
+
+    def found(question):
+        reading = reading_of(tmp_path, {"s.log": log}, question, ["read s.log 1 2"])
+        return {r.candidate.text: r.candidate.type for r in reading.ranked}
+
+    one = found("Which worker ran out of memory?")
+    for name in ("worker-3", "host-eu2", "eth0", "UTF-8", "x86_64"):
+        assert one.get(name) == "identifier", name
+    assert one["1033"] == "number" and one["2026-03-01 03:12:44"] == "date"
+    for question in ("How many requests were killed?", "Which hosts logged an error?"):
+        assert not {"worker-3", "host-eu2", "eth0"} & set(found(question)), question  # a count, a set: no names
+
+
 def test_a_collection_written_out_in_code_is_a_set_of_its_items(tmp_path):
     text = ("RETRY_AFTER_STATUS_CODES = frozenset([413, 429, 503])\n"
             'port_by_scheme = {"http": 80, "https": 443}\n'

@@ -21,6 +21,8 @@ MAX_SPAN = 80
 SEAM_CHARS = 60
 """Characters either side of a line break that a span may cross in hard-wrapped text (a name, a date, a number
 and its unit wrapped onto the next line)."""
+HANDLE_TYPES = ("name", "identifier", "text")
+"""The answer types whose question, asking for one thing, takes names of letters and digits (Patterns.HANDLE)."""
 WRAPPED_LINE = 200
 """Characters a line holds at most to read as one of hard-wrapped text (a long line is a paragraph of its own)."""
 
@@ -136,6 +138,10 @@ class Patterns:
     OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[^\s,;)\]\"']+)?")
     IDENTIFIER = re.compile(r"\$?\b[A-Za-z_]\w*(?:(?:\.|::|->)[A-Za-z_]\w*)+(?:\(\))?|\$?\b[A-Za-z_]*_\w+(?:\(\))?"
                             r"|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Z][A-Z0-9_]{2,}\b|\$\w+|\b\w+\(\)")
+    HANDLE = re.compile(r"\b(?=[A-Za-z][\w-]*?\d)[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*\b(?![.-]?\w)")
+    """A name that joins letters and digits, whole: worker-3, eth0, sda1, UTF-8, x86_64, libc6. Taken only where
+    the question asks for one thing by name (HANDLE_TYPES): as candidates of every question they crowd out the
+    values a count or a set is made of."""
     QUOTED = re.compile(r"\"([^\"\n]{1,60})\"|'([^'\n]{1,60})'|`([^`\n]{1,60})`|[‘“]([^’”\n]{1,60})[’”]")
     NAME = re.compile(r"\b[A-Z][\w+-]*[a-z0-9][\w+-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w+-]*)*")
     WORD = re.compile(r"\b[A-Za-z][A-Za-z-]{2,}\b")
@@ -169,6 +175,8 @@ class Patterns:
         take("path", self.PATH)
         take("option", self.OPTION)
         take("identifier", self.IDENTIFIER)
+        if "handle" in kinds:
+            out += [("identifier", m.start(), m.end(), m.group(0)) for m in self.HANDLE.finditer(text)]
         take("quoted", self.QUOTED, group=True)
         take("name", self.NAME)
         return out
@@ -210,6 +218,8 @@ def extract(asked: Asked, sentences: list[Sentence], match, place_of=None, langu
             if page:
                 add("page", page, Spot(s, 0, len(s.text)), computed=True)
     kinds = {"pair", "date", "number", "path", "option", "identifier", "quoted", "name"}
+    if asked.type in HANDLE_TYPES and not asked.plural:
+        kinds.add("handle")
     for s in ranked:
         for kind, start, end, span in patterns.spans(s.text, kinds):
             add(kind, span, Spot(s, start, end))
