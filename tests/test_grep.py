@@ -51,3 +51,19 @@ def test_grep_p_shows_the_enclosing_heading_or_definition(write):
     assert runner.run(parse("grep -p letter novel.txt")).text.startswith("novel.txt=4=Chapter 2")
 
 
+
+
+def test_an_event_cut_when_rg_is_killed_is_dropped_and_the_hits_before_it_stand():
+    import io
+    import json
+
+    from lcread.tools.grep import _hits
+
+    def event(n):
+        return json.dumps({"type": "match", "data": {"path": {"text": "a.log"}, "lines": {"text": f"line {n}\n"},
+                                                     "line_number": n, "absolute_offset": 7 * n,
+                                                     "submatches": [{"start": 0, "end": 4}]}}).encode() + b"\n"
+
+    whole = event(1) + event(2)
+    hits = list(_hits(io.BytesIO(whole + event(3)[:40])))  # the time limit killed rg while it wrote line 3
+    assert [(h.path, h.number) for h in hits] == [("a.log", 1), ("a.log", 2)]

@@ -352,6 +352,8 @@ def _hits(stream):
             if hit is not None:
                 yield hit
             continue
+        if not raw.endswith(b"\n"):
+            return  # the last event, cut when the time limit killed rg: what came before it stands
         event = json.loads(raw)
         if event["type"] not in ("match", "context"):
             continue
