@@ -1,8 +1,12 @@
 """What grep shows: a window per match on a long line, merged windows, cut outputs that say so, headings."""
 
+import io
+import json
+
 from lcread.config import ToolConfig
 from lcread.documents import DocumentStore
 from lcread.tools import ToolRunner, parse
+from lcread.tools.grep import _hits
 
 
 def test_every_match_on_a_long_line_gets_its_own_window(write):
@@ -52,13 +56,7 @@ def test_grep_p_shows_the_enclosing_heading_or_definition(write):
 
 
 
-
 def test_an_event_cut_when_rg_is_killed_is_dropped_and_the_hits_before_it_stand():
-    import io
-    import json
-
-    from lcread.tools.grep import _hits
-
     def event(n):
         return json.dumps({"type": "match", "data": {"path": {"text": "a.log"}, "lines": {"text": f"line {n}\n"},
                                                      "line_number": n, "absolute_offset": 7 * n,
