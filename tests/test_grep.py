@@ -55,7 +55,6 @@ def test_grep_p_shows_the_enclosing_heading_or_definition(write):
     assert runner.run(parse("grep -p letter novel.txt")).text.startswith("novel.txt=4=Chapter 2")
 
 
-
 def test_an_event_cut_when_rg_is_killed_is_dropped_and_the_hits_before_it_stand():
     def event(n):
         return json.dumps({"type": "match", "data": {"path": {"text": "a.log"}, "lines": {"text": f"line {n}\n"},

@@ -176,7 +176,7 @@ class Patterns:
         take("option", self.OPTION)
         take("identifier", self.IDENTIFIER)
         if "handle" in kinds:
-            out += [("identifier", m.start(), m.end(), m.group(0)) for m in self.HANDLE.finditer(text)]
+            take("identifier", self.HANDLE)
         take("quoted", self.QUOTED, group=True)
         take("name", self.NAME)
         return out
