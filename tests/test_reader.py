@@ -9,6 +9,7 @@ import pytest
 
 from lcread.documents import DocumentStore
 from lcread.grounding.evidence import EvidenceLog
+from lcread.models import Scored
 from lcread.reader import Reader, asked
 from lcread.reader import calibrate as cal
 from lcread.reader.features import GENERIC
@@ -21,8 +22,10 @@ def sets_of(reading) -> dict:
     return {r.candidate.text: r.candidate for r in reading.ranked if r.candidate.items}
 
 
-def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[str], scorer=None, free=None):
-    """The reader's reading after the given commands ran over files made here (the loop's own wiring)."""
+def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[str], scorer=None, free=None,
+               model=None):
+    """The reader's reading after the given commands ran over files made here (the loop's own wiring); `model`
+    (scored reply -> its log-probability and its rank among the model's choices) scores the call's replies."""
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     with DocumentStore.open([str(tmp_path / n) for n in files]) as store:
@@ -34,7 +37,11 @@ def reading_of(tmp_path, files: dict[str, str], question: str, commands: list[st
         ranker = tools.question_ranker(question)
         reader = Reader(asked(question), evidence, scorer or PRIOR, ranker.score, ranker.spans,
                         count_lines=tools.count_lines, cover=ranker.cover, count_entries=tools.count_entries)
-        return reader.read(reader.pool(), None, free)
+        pool = reader.pool()
+        scoring = reader.scoring(pool) if model else None
+        scored = Scored(0.0, [[model(t)[0]] for t in scoring.texts], [[model(t)[1]] for t in scoring.texts]) \
+            if scoring else None
+        return reader.read(pool, scored, free)
 
 
 @pytest.mark.parametrize("question, kind", [
@@ -360,6 +367,22 @@ def test_an_answer_no_shown_line_holds_is_never_chosen_over_a_grounded_one(tmp_p
     made_up = next(r for r in reading.ranked if r.candidate.text == "4096")
     assert not made_up.candidate.spots and reading.ranked[0].candidate.spots
     assert reading.answer != "4096"
+
+
+def test_a_number_written_in_words_is_scored_as_the_digits_a_model_writes_it_in(tmp_path):
+    text = "One of the rules: a name must be at least two characters long, and 214 characters at most.\n"
+    writes_digits = {'2"': (-0.1, 0), '214"': (-2.0, 1)}  # the model would write 2, and never "two"
+    likely = Scorer(features=["lm_mean", "lm_greedy"], weights=[2.0, 1.0], bias=0.0, mean=[0.0, 0.0],
+                    scale=[1.0, 1.0], threshold=0.99)
+    reading = reading_of(tmp_path, {"names.txt": text}, "How many characters long must a name be, at least?",
+                         ["read names.txt 1 1"], scorer=likely, free="2",
+                         model=lambda t: writes_digits.get(t, (-6.0, 5)))
+    best = reading.ranked[0]
+    assert best.candidate.text == "two" and best.candidate.spots  # the answer as the document wrote it, cited
+    assert best.row["lm_mean"] == -0.1 and best.row["lm_greedy"] == 1.0 and best.row["free"] == 1.0
+    assert not any(r.candidate.text == "2" for r in reading.ranked)  # the model's "2" named it, no candidate of its own
+    one = next(r for r in reading.ranked if r.candidate.text.lower() == "one")
+    assert one.row["lm_mean"] == -6.0  # "one" is mostly a pronoun: it is not read as 1
 
 
 @pytest.mark.parametrize("said", [",5d", ":5d,", " 5d)", '"5d";', "“5d”", "‘5d’,"])

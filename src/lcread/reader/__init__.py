@@ -11,7 +11,7 @@ from lcread import prompts
 from lcread.grounding.evidence import Citation, EvidenceLog, cite
 from lcread.models import Scored, Scoring
 from lcread.reader import derived
-from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, extract, key, page_in, seams
+from lcread.reader.candidates import Candidate, Patterns, Spot, _patterns, digits, extract, key, page_in, seams
 from lcread.reader.features import Context, checked, features, judged
 from lcread.reader.question import Asked, asked, parse_options
 from lcread.reader.scorer import Scorer, scorer_for
@@ -215,10 +215,12 @@ class Reader:
 
     def scoring(self, pool: list[Candidate], prefix: str = ANSWER_PREFIX) -> Scoring | None:
         """What the model should score with its next call: each candidate as the answer it would write after
-        `prefix` (the agent's `answer "`, the reader's own prompt's `"`)."""
+        `prefix` (the agent's `answer "`, the reader's own prompt's `"`), then each number the document wrote in
+        words as its digits (`_digit_forms`)."""
         if not pool:
             return None
-        return Scoring(prefix, tuple(c.text.replace('"', "'") + ANSWER_END for c in pool))
+        texts = [c.text for c in pool] + [text for _, text in _digit_forms(pool)]
+        return Scoring(prefix, tuple(t.replace('"', "'") + ANSWER_END for t in texts))
 
     def passages(self, budget: int = PASSAGE_CHARS, pool: list[Candidate] | None = None) -> str:
         """The shown lines that match the question best (a list's items as well as its lead), in document order, as
@@ -258,14 +260,17 @@ class Reader:
         from this call; without it, a candidate keeps those of the last call that scored it."""
         pool = list(pool)
         if scored is not None:
-            for i, c in enumerate(pool):
-                self.scores[c.key] = (scored.texts[i], scored.ranks[i] if scored.ranks else None)
+            forms = [(i, i) for i in range(len(pool))] + \
+                [(i, j) for j, (i, _) in enumerate(_digit_forms(pool), start=len(pool)) if j < len(scored.texts)]
+            for i, j in forms:  # a number written in words scores as the likelier of its two forms
+                if j == i or _mean(scored.texts[j]) > _mean(self.scores[pool[i].key][0]):
+                    self.scores[pool[i].key] = (scored.texts[j], scored.ranks[j] if scored.ranks else None)
             self.answer_now = scored.prefix
         known = [self.scores.get(c.key) for c in pool]
         likelihood = [k[0] if k else [] for k in known] if any(known) else None
         ranks = [(k[1] or []) if k else [] for k in known] if any(known) else None
         free = trimmed((free or "")[:FREE_CHARS])
-        if free and not any(c.key == key(free) for c in pool):
+        if free and not any(key(free) in (c.key, digits(c.text)) for c in pool):
             pool.append(derived.judge_set(self.located(free), self.asked, pool,
                                           lambda t: self.evidence.searched(t) is not None))
             if likelihood:  # the model wrote it: as likely as the likeliest candidate, each token its first choice
@@ -398,6 +403,13 @@ def _window(text: str, middle: int, chars: int) -> str:
         return text
     start = max(0, min(middle - chars // 2, len(text) - chars))
     return ("..." if start else "") + text[start:start + chars] + ("..." if start + chars < len(text) else "")
+
+
+def _digit_forms(pool: list[Candidate]) -> list[tuple[int, str]]:
+    """(index, digits) for each candidate that is a number the document wrote in words: a model writes "2" where a
+    manual says "at least two characters", so the word alone would score as unlikely as a wrong answer. Both forms
+    are scored and the candidate takes the likelier (the answer stays as the document wrote it)."""
+    return [(i, d) for i, c in enumerate(pool) if c.type == "number" and (d := digits(c.text, _language()))]
 
 
 def _mean(tokens: list[float]) -> float:

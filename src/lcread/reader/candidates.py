@@ -114,6 +114,13 @@ def key(text: str) -> str:
     return norm(text.strip().strip("\"'`“”‘’").rstrip(".,;:"))
 
 
+def digits(text: str, language: Language | None = None) -> str | None:
+    """A number the document wrote in words ("seven"), in the digits a model writes it in ("7"); None for any other
+    text, and for the language's words for one and zero, which are mostly a pronoun and a word ("one of them")."""
+    value = (language or load()).number_words.get(key(text))
+    return str(value) if value is not None and value >= 2 else None
+
+
 class Patterns:
     """The span patterns of one language (months, units and number words are its words)."""
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lcread.language import load
-from lcread.reader.candidates import Candidate, key
+from lcread.reader.candidates import Candidate, digits, key
 from lcread.reader.question import Asked
 
 LIKELIHOOD = ("lm_mean", "lm_sum", "lm_first", "lm_end", "lm_gap", "lm_top", "lm_share", "lm_greedy", "lm_first_rank",
@@ -151,8 +151,8 @@ def _named(name: str, asked: set[str]) -> float:
 
 
 def _agreement(c: Candidate, free: str | None, said: str | None) -> float:
-    """1 when the model's answer is the candidate (as a set, for a set), 0.5 when one holds the other as whole
-    words; a name's value agrees as the name does."""
+    """1 when the model's answer is the candidate (as a set, for a set; "7" for "seven"), 0.5 when one holds the other
+    as whole words; a name's value agrees as the name does."""
     if not free:
         return 0.0
     if c.items:
@@ -160,7 +160,7 @@ def _agreement(c: Candidate, free: str | None, said: str | None) -> float:
         mine = {key(i) for i in c.items}
         return 1.0 if given == mine else 0.5 if given and (given < mine or mine < given) else 0.0
     candidate = key(c.source) if c.source else c.key
-    if candidate == free:
+    if free in (candidate, digits(candidate)):
         return 1.0
     inside = re.search(rf"(?<![\w.]){re.escape(candidate)}(?![\w])", free) or \
         re.search(rf"(?<![\w.]){re.escape(free)}(?![\w])", candidate)
