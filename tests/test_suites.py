@@ -70,6 +70,12 @@ def test_score_needs_every_part():
     assert not score(task, "1234567") and not score(task, None)
 
 
+def test_a_size_written_as_one_word_holds_both_its_numbers():
+    task = Task("t", "real-gnuplot", "q", ["640", "480"], "p", 0)
+    assert score(task, "640x480") and score(task, "640 × 480 pixels") and score(task, "640 x 480")
+    assert not score(task, "6400x480") and not score(task, "640")
+
+
 def test_every_generated_suite_is_asked_in_three_phrasings_sharing_a_group(tmp_path):
     from lcread.bench.runner import make_tasks
 

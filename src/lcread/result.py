@@ -118,6 +118,7 @@ def score_answer(prediction: str | None, expected: list[str], options: list[str]
         return re.match(rf"\s*\(?{letter}\b", prediction) is not None or \
             bool(text) and normalize(text) in normalize(prediction)
     prediction = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", prediction)  # 4,817,263 is 4817263
+    prediction = re.sub(r"(?<=\d)\s*[x×]\s*(?=\d)", " x ", prediction)  # a size, 640x480, is 640 by 480
     got = f" {normalize(prediction)} "
     return all(any(f" {normalize(alt)} " in got or not normalize(alt).replace(" ", "").isdigit()
                    and normalize(alt) in got.replace(" ", "") for alt in a.split("|"))
