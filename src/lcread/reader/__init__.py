@@ -260,10 +260,10 @@ class Reader:
         from this call; without it, a candidate keeps those of the last call that scored it."""
         pool = list(pool)
         if scored is not None:
-            forms = [(i, i) for i in range(len(pool))] + \
-                [(i, j) for j, (i, _) in enumerate(_digit_forms(pool), start=len(pool)) if j < len(scored.texts)]
-            for i, j in forms:  # a number written in words scores as the likelier of its two forms
-                if j == i or _mean(scored.texts[j]) > _mean(self.scores[pool[i].key][0]):
+            for i, c in enumerate(pool):
+                self.scores[c.key] = (scored.texts[i], scored.ranks[i] if scored.ranks else None)
+            for j, (i, _) in enumerate(_digit_forms(pool), start=len(pool)):  # a number in words: its likelier form
+                if j < len(scored.texts) and _mean(scored.texts[j]) > _mean(scored.texts[i]):
                     self.scores[pool[i].key] = (scored.texts[j], scored.ranks[j] if scored.ranks else None)
             self.answer_now = scored.prefix
         known = [self.scores.get(c.key) for c in pool]
