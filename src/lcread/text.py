@@ -22,7 +22,7 @@ and states nothing about it."""
 @functools.lru_cache(maxsize=4)
 def _patterns(name: str) -> dict[str, re.Pattern]:
     lang = load(name)
-    words = [w for w in lang.number_words if lang.number_words[w] >= 2]  # "one" is mostly a pronoun, "zero" a word
+    words = list(lang.counting_words)
     references = "|".join(lang.references)
     months = "|".join(sorted(lang.months, key=len, reverse=True))
     return {

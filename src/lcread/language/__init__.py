@@ -45,6 +45,12 @@ class Language:
     answers: tuple[tuple[str, re.Pattern], ...]
     """(answer type, the pattern that asks for it), tried in order."""
 
+    @functools.cached_property
+    def counting_words(self) -> dict[str, int]:
+        """The number words read as numbers wherever they stand: two and up ("one" is mostly a pronoun, "zero" a
+        word)."""
+        return {w: v for w, v in self.number_words.items() if v >= 2}
+
     def phrase(self, name: str) -> re.Pattern:
         return self.phrases[name]
 

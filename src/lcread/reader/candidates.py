@@ -116,9 +116,9 @@ def key(text: str) -> str:
 
 def digits(text: str, language: Language | None = None) -> str | None:
     """A number the document wrote in words ("seven"), in the digits a model writes it in ("7"); None for any other
-    text, and for the language's words for one and zero, which are mostly a pronoun and a word ("one of them")."""
-    value = (language or load()).number_words.get(key(text))
-    return str(value) if value is not None and value >= 2 else None
+    text, and for the words the language does not read as numbers everywhere (`Language.counting_words`)."""
+    value = (language or load()).counting_words.get(key(text))
+    return None if value is None else str(value)
 
 
 class Patterns:
