@@ -71,6 +71,26 @@ def test_the_cache_is_bounded_and_can_be_cleared(tmp_path):
     assert small.clear() == 1 and small.info()["entries"] == 0
 
 
+def test_converting_many_files_scans_the_cache_once_while_under_its_bound(tmp_path):
+    class Counted(ConvertCache):
+        scans = 0
+
+        def entries(self):
+            Counted.scans += 1
+            return super().entries()
+
+    big = Counted(tmp_path / "c", max_bytes=1 << 20, max_expanded=1 << 20)
+    for i in range(6):
+        with open_store(make_pdf(tmp_path / f"{i}.pdf", {1: f"document {i}"}, 1), big):
+            pass
+    assert big.info()["entries"] == 6 and Counted.scans == 1 + 1  # the first write's sweep, and info's own
+    small = Counted(tmp_path / "s", max_bytes=260, max_expanded=1 << 20)  # one entry of about 200 bytes
+    for i in range(3):
+        with open_store(make_pdf(tmp_path / f"{i}.pdf", {1: f"document {i}"}, 1), small):
+            pass
+    assert small.info()["entries"] == 1  # past the bound, each write sweeps again
+
+
 def test_word_documents_keep_their_heading_path(tmp_path, cache):
     import docx
 

@@ -72,6 +72,10 @@ class ConvertCache:
         """Entries found damaged and removed during this process (the caller warns)."""
         self._pending: dict[str, str] = {}
         """Key -> the stamp of the source hashed to it, for the entry about to be written."""
+        self._held: int | None = None
+        """Bytes the cache held at this process's last sweep, plus what it wrote since: the folder is scanned again
+        only when this passes the bound, so converting a folder of n files is one scan, not n (the first opening of
+        a 1,000-page HTML folder spent about half a minute rescanning the cache after each page)."""
 
     def key(self, path: Path) -> str:
         st = os.stat(path)
@@ -170,6 +174,7 @@ class ConvertCache:
             meta.write_text(json.dumps({"kind": marks.kind, "source": marks.source, "marks": list(marks),
                                         "bytes": os.path.getsize(tmp), "sample": _sample(Path(tmp)),
                                         "stamps": [stamp] if stamp else []}), encoding="utf-8")
+            written = os.path.getsize(tmp) + os.path.getsize(meta)
             os.replace(tmp, self.folder / f"{key}.txt")
             os.replace(meta, self.folder / f"{key}.map.json")
         except OSError as e:
@@ -180,7 +185,10 @@ class ConvertCache:
             Path(tmp).unlink(missing_ok=True)
             Path(tmp).with_suffix(".json").unlink(missing_ok=True)
             raise
-        self.evict(keep=key)
+        if self._held is not None:
+            self._held += written
+        if self._held is None or self._held > self.max_bytes:
+            self.evict(keep=key)
 
     def _unwritable(self, e: OSError) -> LcreadError:
         return LcreadError(f"cannot write the conversion cache {self.folder} ({(e.strerror or str(e)).lower()}): "
@@ -213,6 +221,8 @@ class ConvertCache:
         return out
 
     def evict(self, keep: str | None = None) -> None:
+        """Sweep the folder: what killed runs left, then the least recently used entries past the bound. Another
+        process's writes since this one's last sweep are counted at the next sweep, any process's."""
         import time
 
         for stale in self.leftovers():  # what a killed conversion left
@@ -233,6 +243,7 @@ class ConvertCache:
             text.unlink(missing_ok=True)
             (self.folder / text.name.replace(".txt", ".map.json")).unlink(missing_ok=True)
             total -= size
+        self._held = total
 
     def info(self) -> dict:
         entries, leftovers = self.entries(), self.leftovers()
@@ -248,6 +259,7 @@ class ConvertCache:
         (self.folder / "index.json").unlink(missing_ok=True)
         for stale in self.folder.glob(".converting-*") if self.folder.is_dir() else []:
             stale.unlink(missing_ok=True)
+        self._held = None
         return len(entries)
 
     def _index(self) -> dict:
