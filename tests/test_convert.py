@@ -71,19 +71,30 @@ def test_the_cache_is_bounded_and_can_be_cleared(tmp_path):
     assert small.clear() == 1 and small.info()["entries"] == 0
 
 
-def test_converting_many_files_scans_the_cache_once_while_under_its_bound(tmp_path):
+def test_converting_a_folder_scans_the_cache_and_writes_its_index_once(tmp_path):
     class Counted(ConvertCache):
-        scans = 0
+        scans = saves = 0
 
         def entries(self):
             Counted.scans += 1
             return super().entries()
 
-    big = Counted(tmp_path / "c", max_bytes=1 << 20, max_expanded=1 << 20)
+        def _save_index(self, index):
+            Counted.saves += 1
+            super()._save_index(index)
+
+    folder = tmp_path / "manuals"
+    folder.mkdir()
     for i in range(6):
-        with open_store(make_pdf(tmp_path / f"{i}.pdf", {1: f"document {i}"}, 1), big):
-            pass
+        make_pdf(folder / f"{i}.pdf", {1: f"document {i}"}, 1)
+    big = Counted(tmp_path / "c", max_bytes=1 << 20, max_expanded=1 << 20)
+    with open_store(folder, big) as store:
+        assert len(store.docs) == 6
     assert big.info()["entries"] == 6 and Counted.scans == 1 + 1  # the first write's sweep, and info's own
+    assert Counted.saves == 1
+    with open_store(folder, Counted(tmp_path / "c", max_bytes=1 << 20, max_expanded=1 << 20)) as again:
+        assert "6 files read as text converted from PDF (6 from the cache" in again.warnings[0]
+    assert Counted.saves == 1  # every file was known by the saved index: none hashed again, nothing to save
     small = Counted(tmp_path / "s", max_bytes=260, max_expanded=1 << 20)  # one entry of about 200 bytes
     for i in range(3):
         with open_store(make_pdf(tmp_path / f"{i}.pdf", {1: f"document {i}"}, 1), small):

@@ -240,9 +240,16 @@ class DocumentStore:
                     found.extend(_expand(Path(item), spooled, warnings))
             names = _unique_names([hint for _, _, hint, _ in found])
             docs, converted, unusable = [], [], []
+            caches = [cache] if cache is not None else []
+
+            def the_cache() -> ConvertCache:  # one for every file of this opening, made when a file needs it
+                if not caches:
+                    caches.append(default_cache())
+                return caches[0]
+
             for (path, label, _, inside), name in zip(found, names):
                 try:
-                    doc, prepared = _document(path, label, name, cache, progress, spooled, warnings, confine)
+                    doc, prepared = _document(path, label, name, the_cache, progress, spooled, warnings, confine)
                 except LcreadError as e:
                     if not inside:
                         raise
@@ -253,6 +260,8 @@ class DocumentStore:
                 if prepared.warning:
                     warnings.append(prepared.warning)
                 docs.append(doc)
+            if caches:
+                caches[0].save_index()
             warnings[:0] = _conversions(converted)
             if unusable:
                 warnings.append(f"skipped {len(unusable)} files that could not be read: " + "; ".join(unusable[:3])
@@ -310,14 +319,15 @@ class DocumentStore:
 
 def _document(path: Path, label: str, name: str, cache, progress, spooled: list[Path], warnings: list[str],
               confine=None):
-    """One input as a Document: converted if need be, normalised for search, indexed; LcreadError if it cannot be."""
+    """One input as a Document: converted if need be (`cache()`: the conversion cache), normalised for search,
+    indexed; LcreadError if it cannot be."""
     if confine is not None and path not in spooled:
         with _pinned(path, confine) as at:
             doc, prepared = _document(at, label, name, cache, progress, spooled, warnings)
         if doc.path == at:  # read in place: later reads open the path and check it is still the file indexed
             doc.path = path
         return doc, prepared
-    prepared = prepare(path, label, cache or default_cache(), progress)
+    prepared = prepare(path, label, cache(), progress)
     if prepared.temporary:
         spooled.append(prepared.path)
     path = _normalise_text(prepared.path, label, spooled, warnings)

@@ -4,7 +4,8 @@ about 3 GB of files under --out and removes them unless --keep).
 Cases: a 2 GB log (indexed, grepped for a rare line and counted, its tail read, the ranked search run cold
 and again; the first search starts the build of its word index in the background), the same log once that word
 index is built (a fresh process: searches read the index's best blocks), a folder of 100,000 small files
-(grepped, searched, listed), the same log compressed
+(grepped, searched, listed), a folder of 2,000 HTML pages (each converted and cached, then read from the
+cache), the same log compressed
 with gzip (converted once, streaming, then from the cache), a generated 1,000-page PDF (the test extra's
 fpdf2), a 50 MB single line (grepped with -i for a rare and a frequent word, read from the middle), and a
 10 GB sparse file (refused at once). Each case runs in a fresh process; a sampler reads VmRSS and RssAnon
@@ -144,6 +145,17 @@ def write_many(path: Path, count: int = 100_000) -> None:
         (sub / f"log-{i:06d}.txt").write_text(text)
 
 
+def write_html(path: Path, count: int = 2_000) -> None:
+    """A folder of `count` HTML pages of a manual, one of which holds the rare line: each page is converted to
+    text and cached on its own, as a documentation folder is."""
+    path.mkdir(parents=True, exist_ok=True)
+    prose = "<p>Check each valve, record the pressure, and report any leak to the duty engineer.</p>\n" * 20
+    for i in range(count):
+        rare = "<p>Pump 1777 is rated for 42 bar.</p>\n" if i == 1777 else ""
+        (path / f"page{i:04d}.html").write_text(f"<html><head><title>Pump {i}</title></head><body>\n"
+                                               f"<h1>Pump {i}</h1>\n{prose}{rare}</body></html>\n")
+
+
 def write_sparse(path: Path) -> None:
     with open(path, "wb") as f:
         f.truncate(10 << 30)
@@ -169,6 +181,10 @@ def run(folder: Path, keep: bool = False) -> None:
         ("a 50 MB single line", folder / "one-line.json", write_one_line,
          ["grep -i secret-42", "grep -i lorem", "read one-line.json 1 1 --from 25000000"]),
         ("a 10 GB sparse file", folder / "sparse.bin", write_sparse, []),
+        ("a folder of 2,000 HTML pages (each converted and cached)", folder / "html", write_html,
+         ["grep -F 'Pump 1777 is rated'", "search what pressure is pump 1777 rated for"]),
+        ("the same HTML folder again (its pages from the cache)", folder / "html", None,
+         ["grep -F 'Pump 1777 is rated'"]),
         ("a folder of 100,000 files", folder / "many", write_many,
          ["grep -F 'quota exceeded'", "search which volume ran out of disk quota", "ls 400"]),
     ]

@@ -72,6 +72,10 @@ class ConvertCache:
         """Entries found damaged and removed during this process (the caller warns)."""
         self._pending: dict[str, str] = {}
         """Key -> the stamp of the source hashed to it, for the entry about to be written."""
+        self._known: dict[str, str] | None = None
+        """The index (source's stamp -> key) as read at this cache's first key, with what it hashed since."""
+        self._hashed: dict[str, str] = {}
+        """Stamp -> key of the sources hashed since the index was last saved (`save_index`)."""
         self._held: int | None = None
         """Bytes the cache held at this process's last sweep, plus what it wrote since: the folder is scanned again
         only when this passes the bound, so converting a folder of n files is one scan, not n (the first opening of
@@ -81,18 +85,28 @@ class ConvertCache:
         st = os.stat(path)
         # ctime and inode change with any rewrite, whatever mtime is set back to: the stamp cannot go stale
         stamp = f"{VERSION}|{os.path.realpath(path)}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}|{st.st_ino}"
-        index = self._index()
-        if stamp in index and stamp in self._stamps(index[stamp]):  # the entry says it was made from this file
-            return index[stamp]
+        if self._known is None:
+            self._known = self._index()
+        known = self._known.get(stamp)
+        if known and stamp in self._stamps(known):  # the entry says it was made from this file
+            return known
         digest = hashlib.sha256(VERSION.encode())
         with open(path, "rb") as f:
             while block := f.read(1 << 20):
                 digest.update(block)
         key = digest.hexdigest()[:32]
-        index[stamp] = key
-        self._save_index(index)
+        self._known[stamp] = self._hashed[stamp] = key
         self._stamp(key, stamp)
         return key
+
+    def save_index(self) -> None:
+        """Add the sources hashed since the last save to the index on disk (as another process left it): once for
+        a whole opening, as a folder of n files saved after each would write the index n times."""
+        if self._hashed:
+            index = self._index()
+            index.update(self._hashed)
+            self._save_index(index)
+            self._hashed.clear()
 
     def _stamps(self, key: str) -> list[str]:
         """The source files (their stamps) an entry was made from or confirmed, by hashing, to be made from."""
@@ -259,7 +273,8 @@ class ConvertCache:
         (self.folder / "index.json").unlink(missing_ok=True)
         for stale in self.folder.glob(".converting-*") if self.folder.is_dir() else []:
             stale.unlink(missing_ok=True)
-        self._held = None
+        self._held, self._known = None, None
+        self._hashed.clear()
         return len(entries)
 
     def _index(self) -> dict:
