@@ -78,8 +78,8 @@ class ConvertCache:
         """Stamp -> key of the sources hashed since the index was last saved (`save_index`)."""
         self._held: int | None = None
         """Bytes the cache held at this process's last sweep, plus what it wrote since: the folder is scanned again
-        only when this passes the bound, so converting a folder of n files is one scan, not n (the first opening of
-        a 1,000-page HTML folder spent about half a minute rescanning the cache after each page)."""
+        only when this passes the bound, so converting a folder of n files is one scan, not n (with the index saved
+        once, a first opening of 2,000 HTML pages went from 95 s to 3.4 s: docs/measuring.md)."""
 
     def key(self, path: Path) -> str:
         st = os.stat(path)
